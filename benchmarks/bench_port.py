@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Time `hipport port` on a source tree, and compare with other porting tools.
+
+    python benchmarks/make_corpus.py /tmp/corpus
+    python benchmarks/bench_port.py /tmp/corpus              # table
+    python benchmarks/bench_port.py /tmp/corpus --json -     # JSON on stdout
+
+For each tool the corpus is ported twice into fresh output folders: a "cold" run
+(empty cache folders, first run) and then --warm "warm" runs (same cache folders,
+files in the OS page cache). Every run happens in a fresh wrapper process that
+starts the tool, waits for it and reports wall time and
+getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of the largest single
+process of that run (the tool or one of its worker processes), not a sum.
+
+Tools:
+  hipport -j 1, hipport -j N   always (`hipport` next to this Python, else `python -m hipport`)
+  torch-hipify                 when `torch` is importable here: torch.utils.hipify's
+                               hipify() with is_pytorch_extension=True (copies the tree,
+                               then rewrites; timing includes importing torch)
+  hipify-perl                  when $HIPIFY_PERL names the script: the tree is copied
+                               (timed), then `hipify-perl -inplace -quiet-warnings FILES...`
+                               in batches (it also writes a .prehip backup per file)
+
+Not imported by the test suite; needs nothing beyond the standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+# Suffixes the hipify-perl run hands to the script (it takes files, not folders).
+HIPIFY_PERL_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl"}
+HIPIFY_PERL_BATCH = 500  # files per hipify-perl process; keeps argv well under ARG_MAX
+
+# Runs in a fresh interpreter for every measured run, so RUSAGE_CHILDREN sees that
+# run's processes only. argv[1] is a JSON spec: {"copy": [src, dst] | null,
+# "commands": [[argv...], ...], "cwd": str}. Prints one JSON line.
+_WRAPPER = r"""
+import json, os, resource, shutil, subprocess, sys, time
+spec = json.loads(sys.argv[1])
+start = time.perf_counter()
+rc, err = 0, ""
+if spec.get("copy"):
+    shutil.copytree(*spec["copy"])
+for argv in spec["commands"]:
+    p = subprocess.run(argv, cwd=spec["cwd"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if p.returncode:
+        rc, err = p.returncode, p.stderr.decode("utf-8", "replace")[-2000:]
+        break
+wall = time.perf_counter() - start
+maxrss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+print(json.dumps({"wall_s": wall, "peak_rss_kib": maxrss_kib, "rc": rc, "stderr_tail": err}))
+"""
+
+_TORCH_HIPIFY = r"""
+import sys
+from torch.utils.hipify.hipify_python import hipify
+hipify(project_directory=sys.argv[1], output_directory=sys.argv[2], includes=["*"],
+       show_detailed=False, show_progress=False, is_pytorch_extension=True)
+"""
+
+
+@dataclass
+class Corpus:
+    path: str
+    files: int
+    bytes: int
+
+
+@dataclass
+class Run:
+    tool: str
+    jobs: int
+    phase: str            # "cold" or "warm"
+    wall_s: float
+    peak_rss_mb: float
+    files_per_s: float
+    mb_per_s: float
+    rc: int
+    error: str = ""
+
+
+@dataclass
+class Tool:
+    name: str
+    jobs: int
+    # (corpus, out) -> ([corpus, out] to copy first, or None; commands to run)
+    plan: Callable[[str, str], tuple[list[str] | None, list[list[str]]]] = field(repr=False)
+
+
+def scan(corpus: Path) -> Corpus:
+    files = total = 0
+    for dirpath, _dirs, names in os.walk(corpus):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                files += 1
+                total += os.path.getsize(path)
+    return Corpus(str(corpus), files, total)
+
+
+def hipport_argv() -> list[str] | None:
+    """How to start hipport: the script beside this Python, on PATH, or -m; None if absent."""
+    import importlib.util
+
+    exe = Path(sys.executable).with_name("hipport")
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("hipport")
+    if found:
+        return [found]
+    if importlib.util.find_spec("hipport") is not None:
+        return [sys.executable, "-m", "hipport"]
+    return None
+
+
+def torch_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
+def hipify_perl_argv(script: str) -> list[str]:
+    return [script] if os.access(script, os.X_OK) else ["perl", script]
+
+
+def make_tools(jobs: int, only: set[str] | None) -> list[Tool]:
+    tools = []
+    base = hipport_argv()
+    if base is None:
+        if only is None or "hipport" in only:
+            print("bench_port: hipport is not installed here (pip install -e .); skipping it",
+                  file=sys.stderr)
+    else:
+        for j in sorted({1, jobs}):
+            tools.append(Tool("hipport", j, lambda src, out, j=j: (
+                None, [[*base, "port", src, "-o", out, "-j", str(j)]])))
+    if torch_available():
+        tools.append(
+            Tool("torch-hipify", 1, lambda src, out: (None, [[sys.executable, "-c", _TORCH_HIPIFY, src, out]]))
+        )
+    script = os.environ.get("HIPIFY_PERL")
+    if script:
+        perl = hipify_perl_argv(script)
+
+        def plan(src: str, out: str):
+            rels = sorted(
+                os.path.relpath(os.path.join(d, n), src)
+                for d, _s, names in os.walk(src) for n in names
+                if os.path.splitext(n)[1] in HIPIFY_PERL_SUFFIXES
+            )
+            batches = [rels[i:i + HIPIFY_PERL_BATCH] for i in range(0, len(rels), HIPIFY_PERL_BATCH)]
+            # Paths are relative to `out`, the wrapper's cwd once the copy exists.
+            return [src, out], [[*perl, "-inplace", "-quiet-warnings", *b] for b in batches]
+
+        tools.append(Tool("hipify-perl", 1, plan))
+    if only:
+        tools = [t for t in tools if t.name in only]
+    return tools
+
+
+def measure(tool: Tool, phase: str, corpus: Corpus, scratch: Path, cache: Path, keep: bool) -> Run:
+    out = scratch / f"out-{tool.name}-j{tool.jobs}-{phase}-{time.monotonic_ns()}"
+    copy, commands = tool.plan(corpus.path, str(out))
+    # hipify-perl edits the copy in place, so it runs inside it; the other tools
+    # run in the cache folder, in case they keep a cache in the working directory.
+    cwd = out if copy else cache
+    env = dict(os.environ)
+    # Per-user caches go under `cache` too: empty for the cold run, reused by warm runs.
+    env["XDG_CACHE_HOME"] = str(cache / "xdg")
+    spec = {"copy": copy, "commands": commands, "cwd": str(cwd)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, json.dumps(spec)], env=env, cwd=cache,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True,
+    )
+    if not keep:
+        shutil.rmtree(out, ignore_errors=True)
+    if proc.returncode != 0:
+        return Run(tool.name, tool.jobs, phase, 0.0, 0.0, 0.0, 0.0, proc.returncode, proc.stderr[-2000:])
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    wall = max(res["wall_s"], 1e-9)
+    return Run(
+        tool=tool.name, jobs=tool.jobs, phase=phase, wall_s=round(wall, 3),
+        peak_rss_mb=round(res["peak_rss_kib"] / 1024, 1),
+        files_per_s=round(corpus.files / wall, 1), mb_per_s=round(corpus.bytes / 1e6 / wall, 2),
+        rc=res["rc"], error=res["stderr_tail"],
+    )
+
+
+def table(corpus: Corpus, runs: list[Run]) -> str:
+    head = ("tool", "-j", "run", "wall s", "files/s", "MB/s", "peak RSS MB", "exit")
+    rows = [head] + [
+        (r.tool, str(r.jobs), r.phase, f"{r.wall_s:.2f}",
+         f"{r.files_per_s:.0f}" if not r.rc else "-", f"{r.mb_per_s:.2f}" if not r.rc else "-",
+         f"{r.peak_rss_mb:.0f}", str(r.rc))
+        for r in runs
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = [f"corpus: {corpus.path}: {corpus.files} files, {corpus.bytes / 1e6:.1f} MB", ""]
+    for n, row in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    for r in runs:
+        if r.rc:
+            lines.append(f"\n{r.tool} -j {r.jobs} {r.phase} failed (exit {r.rc}):\n{r.error.rstrip()}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark hipport port against other porting tools.")
+    parser.add_argument("corpus", type=Path, help="source tree to port (see make_corpus.py)")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                        help="worker count for the parallel hipport run (default: CPU count)")
+    parser.add_argument("--warm", type=int, default=1, help="warm runs after the cold one (default 1)")
+    parser.add_argument("--tools", help="comma-separated subset: hipport,torch-hipify,hipify-perl")
+    parser.add_argument("--json", metavar="FILE", nargs="?", const="-",
+                        help="write results as JSON to FILE ('-' or no value: stdout, instead of the table)")
+    parser.add_argument("--scratch", type=Path, help="folder for outputs and caches (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the ported outputs")
+    args = parser.parse_args(argv)
+
+    if not args.corpus.is_dir():
+        print(f"bench_port: {args.corpus} is not a directory", file=sys.stderr)
+        return 2
+    corpus = scan(args.corpus.resolve())
+    only = set(args.tools.split(",")) if args.tools else None
+    tools = make_tools(max(1, args.jobs), only)
+    if not tools:
+        print("bench_port: no tool selected", file=sys.stderr)
+        return 2
+
+    scratch_root = args.scratch or Path(tempfile.mkdtemp(prefix="hipport-bench-"))
+    scratch_root.mkdir(parents=True, exist_ok=True)
+    runs: list[Run] = []
+    try:
+        for tool in tools:
+            cache = scratch_root / f"cache-{tool.name}-j{tool.jobs}"
+            shutil.rmtree(cache, ignore_errors=True)
+            cache.mkdir()
+            for phase in ["cold"] + ["warm"] * args.warm:
+                run = measure(tool, phase, corpus, scratch_root, cache, args.keep)
+                runs.append(run)
+                if args.json != "-":
+                    print(f"  {tool.name} -j {tool.jobs} {phase}: {run.wall_s:.2f} s", file=sys.stderr)
+    finally:
+        if not args.keep and not args.scratch:
+            shutil.rmtree(scratch_root, ignore_errors=True)
+
+    result = {
+        "version": 1,
+        "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+        "corpus": asdict(corpus),
+        "runs": [asdict(r) for r in runs],
+    }
+    if args.json == "-":
+        print(json.dumps(result, indent=2))
+    else:
+        print(table(corpus, runs))
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    return 1 if any(r.rc for r in runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Settings: one frozen value built from `[tool.hipport]` (pyproject.toml or .hipport.toml)
+and the command line, which wins."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from hipport.errors import HipportError
+
+# Folders never walked unless asked for: VCS data, build output, vendored code.
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", "__pycache__", ".tox", ".venv", "venv", "node_modules",
+    "build", "dist", "_build", "cmake-build-*", ".eggs", "*.egg-info", "third_party",
+    "third-party", "thirdparty", "vendor", "external", "3rdparty",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    launch_syntax: str = "keep"  # keep | hip
+    target_hip: tuple[int, int] | None = None  # None: newest release in the tables
+    libs: str = "hip"  # hip | roc
+    experimental: bool = False
+    rename: bool = False
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    max_file_bytes: int = 64 * 1024 * 1024
+    jobs: int = 0  # 0: one per core
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        return self.exclude + self.extend_exclude
+
+    def cache_key(self) -> tuple:
+        """Everything that changes a file's port result."""
+        return (self.launch_syntax, self.target_hip, self.libs, self.experimental, self.rename)
+
+
+def parse_target(text: str) -> tuple[int, int]:
+    try:
+        major, minor = (int(x) for x in text.split(".")[:2])
+    except ValueError:
+        raise HipportError(f"--target-hip wants MAJOR.MINOR like 6.2, not {text!r}") from None
+    return major, minor
+
+
+_KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings)}
+
+
+def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest `.hipport.toml` or `pyproject.toml` with a [tool.hipport] table."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
+        for name in (".hipport.toml", "pyproject.toml"):
+            p = folder / name
+            if p.is_file():
+                try:
+                    doc = tomllib.loads(p.read_text(encoding="utf-8"))
+                except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                    raise HipportError(f"{p}: cannot read configuration: {exc}") from None
+                table = doc.get("tool", {}).get("hipport") if name == "pyproject.toml" else doc.get("tool", {}).get("hipport", doc)
+                if table is not None:
+                    return p, table
+    return None
+
+
+def load_settings(paths: list[Path], **overrides: Any) -> Settings:
+    """Settings from the configuration file nearest the first path, then `overrides`."""
+    values: dict[str, Any] = {}
+    found = find_config(paths[0]) if paths else None
+    if found:
+        where, table = found
+        for key, value in table.items():
+            if not isinstance(value, (str, int, bool, list)):
+                continue  # sub-tables (estimate rates, ...) belong to other commands
+            name = _KEYS.get(key) or (key if key in _KEYS.values() else None)
+            if name is None:
+                continue
+            if name == "target_hip":
+                value = parse_target(str(value))
+            elif isinstance(value, list):
+                value = tuple(str(v) for v in value)
+            values[name] = value
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    settings = Settings(**values)
+    if settings.launch_syntax not in ("keep", "hip"):
+        raise HipportError(f"launch-syntax must be keep or hip, not {settings.launch_syntax!r}")
+    if settings.libs not in ("hip", "roc"):
+        raise HipportError(f"libs must be hip or roc, not {settings.libs!r}")
+    return settings
+

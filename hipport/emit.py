@@ -1,0 +1,53 @@
+"""Write results: atomic file writes, mirrored links, unified diffs."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: Path, data: bytes, like: Path | None = None) -> None:
+    """Write via a temporary file in the same folder and rename it over `path`, so a crash
+    leaves either the old file or the new one, never half of one. Keeps `like`'s mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = None
+    for candidate in (like, path):
+        if candidate is not None and candidate.exists():
+            mode = stat.S_IMODE(candidate.stat().st_mode)
+            break
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".hipport-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def mirror_link(path: Path, target: str) -> None:
+    """Recreate a symlink (one that stays inside the tree) in the output tree."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    os.symlink(target, path)
+
+
+def unified_diff(old_name: str, new_name: str, old: bytes, new: bytes) -> str:
+    def lines(data: bytes) -> list[str]:
+        return data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+
+    out = []
+    for line in difflib.unified_diff(lines(old), lines(new), f"a/{old_name}", f"b/{new_name}"):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)

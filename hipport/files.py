@@ -1,0 +1,116 @@
+"""Find the input files: walk paths, apply excludes, classify each file, refuse escaping links."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from hipport.config import Settings
+from hipport.errors import HipportError
+
+CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".cuinc"})
+CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl", ".hh", ".c++", ".h++"})
+_BY_NAME = {"CMakeLists.txt": "cmake", "setup.py": "setup.py", "Makefile": "make",
+            "makefile": "make", "GNUmakefile": "make", "Dockerfile": "docker",
+            "pyproject.toml": "pyproject"}
+
+
+def file_kind(name: str) -> str:
+    """`cuda`, `cpp` (both rewritten as C++), a build-file kind, `python`, or `other` (copied)."""
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix in CUDA_SUFFIXES:
+        return "cuda"
+    if suffix in CPP_SUFFIXES:
+        return "cpp"
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    if suffix == ".cmake":
+        return "cmake"
+    if suffix in (".mk", ".mak"):
+        return "make"
+    if name.startswith("Dockerfile") or suffix == ".dockerfile":
+        return "docker"
+    if name.startswith("requirements") and suffix == ".txt":
+        return "requirements"
+    if suffix == ".py":
+        return "python"
+    return "other"
+
+
+def is_source(kind: str) -> bool:
+    return kind in ("cuda", "cpp")
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: Path  # as found (absolute)
+    rel: str  # relative to the root, with `/`
+    kind: str
+    link: str | None = None  # the link text when the file is a symlink that stays in the tree
+    skip: str | None = None  # why it is not processed (a link leaving the tree, ...)
+
+
+def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def find_root(paths: list[Path]) -> Path:
+    """What output paths are relative to: the folder itself, or the folder holding the inputs."""
+    absolute = [p.absolute() for p in paths]
+    if len(absolute) == 1:
+        return absolute[0] if absolute[0].is_dir() else absolute[0].parent
+    return Path(os.path.commonpath([p if p.is_dir() else p.parent for p in absolute]))
+
+
+def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile]]:
+    for p in paths:
+        if not p.exists() and not p.is_symlink():
+            raise HipportError(f"{p}: no such file or directory")
+    root = find_root(paths)
+    real_root = root.resolve()
+    found: dict[str, InputFile] = {}
+
+    def add(path: Path) -> None:
+        rel = path.absolute().relative_to(root).as_posix()
+        if rel in found:
+            return
+        kind = file_kind(path.name)
+        if path.is_symlink():
+            target = path.resolve()
+            if not _inside(target, real_root):
+                found[rel] = InputFile(path, rel, kind, skip=f"symlink leaves the input tree (-> {os.readlink(path)})")
+                return
+            found[rel] = InputFile(path, rel, kind, link=os.readlink(path))
+            return
+        found[rel] = InputFile(path, rel, kind)
+
+    for p in paths:
+        p = p.absolute()
+        if not p.is_dir() or p.is_symlink():
+            add(p)
+            continue
+        for folder, dirs, names in os.walk(p):
+            here = Path(folder)
+            keep = []
+            for d in sorted(dirs):
+                if _excluded(d, settings.excluded):
+                    continue
+                if (here / d).is_symlink():
+                    add(here / d)  # recreated as a link, never followed
+                else:
+                    keep.append(d)
+            dirs[:] = keep
+            for name in names:
+                if not _excluded(name, settings.excluded):
+                    add(here / name)
+    return root, [found[k] for k in sorted(found)]

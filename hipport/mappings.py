@@ -1,0 +1,458 @@
+"""Load and validate the mapping tables (mappings/*.tsv) into one lookup, filtered for a target
+HIP version, a library family (hip* or roc*) and the experimental switch."""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from hipport.errors import MappingError
+
+# Generated tables in precedence order: when a CUDA name is in two of them, the earlier wins
+# (unless only the later one maps it). Hand-written tables follow (by file name), then
+# overrides.tsv, which replaces rows outright.
+GENERATED: tuple[str, ...] = (
+    "runtime", "driver", "device", "complex", "cublas", "curand", "cufft", "cusparse",
+    "cusolver", "cudnn", "cub", "nvrtc",
+)
+ROC_LIBS = frozenset({"cublas", "curand", "cusparse", "cusolver"})
+MIOPEN_LIBS = frozenset({"cudnn"})  # mapped through the roc column (MIOpen) only
+INCLUDES = "includes"
+OVERRIDES = "overrides"
+NAME_REQUIRED = ("cuda", "hip")
+INCLUDE_REQUIRED = ("cuda", "hip")
+LIBS = ("hip", "roc")
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*\Z")
+_HEADER_PATH = re.compile(r"[A-Za-z0-9_./+-]+\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    cuda: str
+    hip: str
+    roc: str
+    library: str  # the TSV file stem: "runtime", "cublas", ...
+    kind: str
+    section: str
+    cuda_added: str
+    cuda_deprecated: str
+    cuda_removed: str
+    hip_added: str
+    hip_deprecated: str
+    hip_removed: str
+    experimental: bool
+    risk: str
+    note: str
+    roc_added: str = ""
+
+
+@dataclass(frozen=True)
+class Mappings:
+    entries: Mapping[str, Entry]
+    names: Mapping[str, str]
+    includes: Mapping[str, str]
+    include_library: Mapping[str, str]
+    target_hip: tuple[int, int]
+    libs: str = "hip"
+    experimental: bool = False
+    conflicts: tuple[str, ...] = ()  # how same-named rows of different tables were resolved
+
+    def lookup(self, name: str) -> Entry | None:
+        return self.entries.get(name)
+
+    def unsupported_reason(self, name: str) -> str | None:
+        """Why `name` is not rewritten at these settings; None when it is mapped (or maps to
+        itself) and None for names no table knows."""
+        entry = self.entries.get(name)
+        if entry is None:
+            return None
+        return _resolve(entry, self.target_hip, self.libs, self.experimental)[1]
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    """`"5.2.0"` -> (5, 2, 0), `"11.3"` -> (11, 3); None for an empty or malformed cell."""
+    text = text.strip()
+    if not _VERSION.match(text):
+        return None
+    return tuple(int(part) for part in text.split("."))
+
+
+@functools.lru_cache(maxsize=None)
+def _major_minor(text: str) -> tuple[int, int] | None:
+    v = parse_version(text)
+    if v is None:
+        return None
+    return (v[0], v[1] if len(v) > 1 else 0)
+
+
+def _fmt(v: tuple[int, int]) -> str:
+    return f"{v[0]}.{v[1]}"
+
+
+def _resolve_fields(library: str, hip: str, roc: str, hip_added: str, hip_removed: str,
+                    roc_added: str, is_experimental: bool, target: tuple[int, int], libs: str,
+                    experimental: bool) -> tuple[str, str | None]:
+    """(replacement, None) when usable at these settings, else ("", reason)."""
+    if library in MIOPEN_LIBS:
+        name, added, removed, what = roc, roc_added, "", "MIOpen"
+    elif libs == "roc" and roc and library in ROC_LIBS:
+        name, added, removed, what = roc, roc_added, "", "HIP"
+    else:
+        name, added, removed, what = hip, hip_added, hip_removed, "HIP"
+    if not name:
+        return "", f"no {what} equivalent"
+    if added:
+        v = _major_minor(added)
+        if v is not None and v > target:
+            return "", f"added in {what} {_fmt(v)} (target {_fmt(target)})"
+    if removed:
+        v = _major_minor(removed)
+        if v is not None and v <= target:
+            return "", f"removed in {what} {_fmt(v)} (target {_fmt(target)})"
+    if is_experimental and not experimental:
+        return "", f"experimental in {what}"
+    return name, None
+
+
+def _resolve(e: Entry, target: tuple[int, int], libs: str, experimental: bool) -> tuple[str, str | None]:
+    return _resolve_fields(e.library, e.hip, e.roc, e.hip_added, e.hip_removed, e.roc_added,
+                           e.experimental, target, libs, experimental)
+
+
+# A raw row: the Entry fields in order, `experimental` still the TSV text ("1" or "").
+_F = {f: i for i, f in enumerate((
+    "cuda", "hip", "roc", "library", "kind", "section", "cuda_added", "cuda_deprecated",
+    "cuda_removed", "hip_added", "hip_deprecated", "hip_removed", "experimental", "risk", "note",
+    "roc_added",
+))}
+_LIB, _HIP, _ROC, _HADD, _HREM, _EXP, _RADD = (
+    _F["library"], _F["hip"], _F["roc"], _F["hip_added"], _F["hip_removed"], _F["experimental"],
+    _F["roc_added"],
+)
+
+
+def _resolve_raw(t: tuple, target: tuple[int, int], libs: str, experimental: bool) -> tuple[str, str | None]:
+    return _resolve_fields(t[_LIB], t[_HIP], t[_ROC], t[_HADD], t[_HREM], t[_RADD],
+                           t[_EXP] == "1", target, libs, experimental)
+
+
+def _make_entry(t: tuple) -> Entry:
+    return Entry(*t[:_EXP], t[_EXP] == "1", *t[_EXP + 1:])
+
+
+def _raw_supported(t: tuple) -> bool:
+    return bool(t[_ROC] if t[_LIB] in MIOPEN_LIBS else t[_HIP])
+
+
+class _Entries(Mapping):
+    """Read-only name -> Entry view over the raw rows; an Entry is built on first use."""
+
+    __slots__ = ("_raw", "_made")
+
+    def __init__(self, raw: dict[str, tuple]):
+        self._raw = raw
+        self._made: dict[str, Entry] = {}
+
+    def __getitem__(self, name: str) -> Entry:
+        e = self._made.get(name)
+        if e is None:
+            e = self._made[name] = _make_entry(self._raw[name])
+        return e
+
+    def get(self, name: str, default: Any = None) -> Any:
+        e = self._made.get(name)
+        if e is None:
+            t = self._raw.get(name)
+            if t is None:
+                return default
+            e = self._made[name] = _make_entry(t)
+        return e
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __repr__(self) -> str:
+        return f"<{len(self._raw)} mapping entries>"
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def table_dir() -> Any:
+    """The tables: the installed package `hipport.tables`, else `<repo>/mappings`."""
+    import importlib.resources  # noqa: PLC0415 - lazy: costs ~10 ms at import time
+
+    try:
+        d = importlib.resources.files("hipport.tables")
+        if d.joinpath("runtime.tsv").is_file():
+            return d
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parent.parent / "mappings"
+
+
+def _read_tsv(path: Any, required: tuple[str, ...]) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header and rows (padded to the header's width) of one TSV; `#` lines are comments."""
+    name = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MappingError(f"{name}: cannot read: {exc}") from exc
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    linenos: list[int] = []
+    width = 0
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line or line[0] == "#":
+            continue
+        if line[-1] == "\r":
+            line = line[:-1]
+        cells = line.split("\t")
+        if header is None:
+            header = cells
+            width = len(header)
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise MappingError(f"{name}:{lineno}: header lacks column(s) {', '.join(missing)}")
+            if len(set(header)) != width or "" in header:
+                raise MappingError(f"{name}:{lineno}: empty or repeated column name in header")
+            continue
+        if len(cells) != width:
+            if len(cells) > width:
+                raise MappingError(f"{name}:{lineno}: {len(cells)} cells, header has {width}")
+            cells += [""] * (width - len(cells))
+        rows.append(cells)
+        linenos.append(lineno)
+    if header is None:
+        raise MappingError(f"{name}: no header row")
+    return header, rows, linenos
+
+
+_VERSION_FIELDS = (
+    "cuda_added", "cuda_deprecated", "cuda_changed", "cuda_removed", "hip_added",
+    "hip_deprecated", "hip_changed", "hip_removed", "roc_added",
+)
+_IDENTS = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\n)*[A-Za-z_][A-Za-z0-9_]*")
+_IDENTS_OR_EMPTY = re.compile(r"(?:(?:[A-Za-z_][A-Za-z0-9_]*)?\n)*(?:[A-Za-z_][A-Za-z0-9_]*)?")
+
+
+def _check_column(path: Any, what: str, column: tuple[str, ...], linenos: list[int],
+                  empty_ok: bool) -> None:
+    pattern = _IDENTS_OR_EMPTY if empty_ok else _IDENTS
+    if pattern.fullmatch("\n".join(column)):
+        return
+    for value, lineno in zip(column, linenos):
+        if not (_IDENT.match(value) or (empty_ok and not value)):
+            raise MappingError(f"{path.name}:{lineno}: {what} {value!r} is not an identifier")
+
+
+def _read_names(path: Any, library: str) -> dict[str, tuple]:
+    """One name table as {cuda: raw row}, validated."""
+    header, rows, linenos = _read_tsv(path, NAME_REQUIRED)
+    if not rows:
+        return {}
+    col = {c: i for i, c in enumerate(header)}
+    lib_i, blank_i = len(header), len(header) + 1
+    for cells in rows:
+        cells.append(library)
+        cells.append("")
+    idx = [lib_i if f == "library" else col.get(f, blank_i) for f in _F]
+    columns = list(zip(*rows))
+    cuda = columns[col["cuda"]]
+    _check_column(path, "CUDA name", cuda, linenos, empty_ok=False)
+    _check_column(path, "HIP name", columns[col["hip"]], linenos, empty_ok=True)
+    if "roc" in col:
+        _check_column(path, "roc name", columns[col["roc"]], linenos, empty_ok=True)
+    if len(set(cuda)) != len(cuda):
+        seen: set[str] = set()
+        for name, lineno in zip(cuda, linenos):
+            if name in seen:
+                raise MappingError(f"{path.name}:{lineno}: {name} is listed twice")
+            seen.add(name)
+    for f in _VERSION_FIELDS:
+        if f in col:
+            for v in set(columns[col[f]]) - {""}:
+                if parse_version(v) is None:
+                    lineno = linenos[columns[col[f]].index(v)]
+                    raise MappingError(f"{path.name}:{lineno}: {f} {v!r} is not a version")
+    if "experimental" in col:
+        bad = set(columns[col["experimental"]]) - {"", "1"}
+        if bad:
+            v = sorted(bad)[0]
+            lineno = linenos[columns[col["experimental"]].index(v)]
+            raise MappingError(f"{path.name}:{lineno}: experimental must be 1 or empty, not {v!r}")
+    getter = operator.itemgetter(*idx)
+    return dict(zip(cuda, map(getter, rows)))
+
+
+def _stems(directory: Any) -> list[str]:
+    try:
+        names = [p.name for p in directory.iterdir()]
+    except OSError as exc:
+        raise MappingError(f"cannot list the mapping tables in {directory}: {exc}") from exc
+    return sorted(n[:-4] for n in names if n.endswith(".tsv"))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[str, ...], tuple]:
+    """All name rows merged by the precedence rule, their Entry view, the conflicts, and the
+    include rows."""
+    d = table_dir() if directory is None else directory
+    stems = _stems(d)
+    missing = [s for s in GENERATED if s not in stems]
+    if missing:
+        raise MappingError(f"{d}: missing table(s) {', '.join(s + '.tsv' for s in missing)}")
+    order = list(GENERATED) + [
+        s for s in stems if s not in GENERATED and s not in (INCLUDES, OVERRIDES)
+    ]
+    entries: dict[str, tuple] = {}
+    conflicts: list[str] = []
+    for stem in order:
+        table = _read_names(d.joinpath(stem + ".tsv"), stem)
+        clash = entries.keys() & table.keys()
+        if not clash:
+            entries.update(table)
+            continue
+        for name, t in table.items():
+            old = entries.get(name)
+            if old is None:
+                entries[name] = t
+                continue
+            old_ok, new_ok = _raw_supported(old), _raw_supported(t)
+            if not old_ok and new_ok:
+                entries[name] = t
+                conflicts.append(f"{name}: {stem} maps it, {old[_LIB]} does not: {stem} wins")
+            elif old_ok and new_ok and (old[_HIP], old[_ROC]) != (t[_HIP], t[_ROC]):
+                conflicts.append(f"{name}: {old[_LIB]} ({old[_HIP] or old[_ROC]}) kept over "
+                                 f"{stem} ({t[_HIP] or t[_ROC]})")
+    if OVERRIDES in stems:
+        for name, t in _read_names(d.joinpath(OVERRIDES + ".tsv"), OVERRIDES).items():
+            old = entries.get(name)
+            if old is not None:  # keep the library the row belongs to, for counts and cuDNN
+                t = t[:_LIB] + (old[_LIB],) + t[_LIB + 1:]
+            entries[name] = t
+    includes = _read_includes(d) if INCLUDES in stems else ()
+    return entries, _Entries(entries), tuple(sorted(conflicts)), includes
+
+
+def _read_includes(d: Any) -> tuple[tuple[str, str, str, str, str], ...]:
+    path = d.joinpath(INCLUDES + ".tsv")
+    header, rows, linenos = _read_tsv(path, INCLUDE_REQUIRED)
+    col = {c: i for i, c in enumerate(header)}
+    out = []
+    seen: set[str] = set()
+    for cells, lineno in zip(rows, linenos):
+        get = lambda f: cells[col[f]] if f in col else ""  # noqa: E731
+        cuda, hip, roc, lib, added = get("cuda"), get("hip"), get("roc"), get("library"), get("hip_added")
+        for what, p in (("CUDA", cuda), ("HIP", hip), ("roc", roc)):
+            if (p or what == "CUDA") and not _HEADER_PATH.match(p):
+                raise MappingError(f"{path.name}:{lineno}: {what} header {p!r} is not a plain path")
+        if cuda in seen:
+            raise MappingError(f"{path.name}:{lineno}: {cuda} is listed twice")
+        seen.add(cuda)
+        if added and parse_version(added) is None:
+            raise MappingError(f"{path.name}:{lineno}: hip_added {added!r} is not a version")
+        out.append((cuda, hip, roc, lib or "include", added))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+
+
+def newest_hip_version() -> tuple[int, int]:
+    """The newest HIP version any table row was added in (the default target)."""
+    return _newest(_load_raw())
+
+
+def _newest(raw: tuple) -> tuple[int, int]:
+    best = (0, 0)
+    for added in {t[_HADD] for t in raw[0].values()}:
+        v = _major_minor(added) if added else None
+        if v is not None and v > best:
+            best = v
+    return best
+
+
+def _target(target_hip: Any, raw: tuple) -> tuple[int, int]:
+    if target_hip is None:
+        return _newest(raw)
+    try:
+        t = tuple(int(x) for x in target_hip)
+    except (TypeError, ValueError) as exc:
+        raise MappingError(f"target HIP version {target_hip!r} is not major.minor") from exc
+    if len(t) < 2:
+        t = t + (0,) * (2 - len(t))
+    return (t[0], t[1])
+
+
+@functools.lru_cache(maxsize=16)
+def load(target_hip: tuple[int, int] | None = None, libs: str = "hip",
+         experimental: bool = False) -> Mappings:
+    """The tables filtered for a target HIP version (default: the newest the tables know),
+    `libs="hip"` (hipBLAS, ...) or `"roc"` (rocBLAS, ... where a roc name exists) and whether
+    APIs HIP marks experimental are used."""
+    return _build(_load_raw(), target_hip, libs, experimental)
+
+
+def _build(raw: tuple, target_hip: tuple[int, int] | None, libs: str,
+           experimental: bool) -> Mappings:
+    if libs not in LIBS:
+        raise MappingError(f"libs must be one of {', '.join(LIBS)}, not {libs!r}")
+    entries, view, conflicts, include_rows = raw
+    target = _target(target_hip, raw)
+    names: dict[str, str] = {}
+    for cuda, t in entries.items():
+        new = _resolve_raw(t, target, libs, experimental)[0]
+        if new and new != cuda:
+            names[cuda] = new
+    includes: dict[str, str] = {}
+    include_library: dict[str, str] = {}
+    for cuda, hip, roc, lib, added in include_rows:
+        include_library[cuda] = lib
+        new = roc if (libs == "roc" and lib in ROC_LIBS and roc) else hip
+        if not new:
+            continue
+        v = _major_minor(added) if added else None
+        if v is not None and v > target:
+            continue
+        includes[cuda] = new
+    return Mappings(
+        entries=view,
+        names=MappingProxyType(names),
+        includes=MappingProxyType(includes),
+        include_library=MappingProxyType(include_library),
+        target_hip=target,
+        libs=libs,
+        experimental=experimental,
+        conflicts=conflicts,
+    )
+
+
+def library_counts(m: Mappings) -> dict[str, dict[str, int]]:
+    """Per library (table stem): how many rows are usable at m's settings and how many not."""
+    out: dict[str, dict[str, int]] = {}
+    if isinstance(m.entries, _Entries):
+        rows = [(t[_LIB], _resolve_raw(t, m.target_hip, m.libs, m.experimental)[1])
+                for t in m.entries._raw.values()]
+    else:
+        rows = [(e.library, _resolve(e, m.target_hip, m.libs, m.experimental)[1])
+                for e in m.entries.values()]
+    for library, reason in rows:
+        c = out.setdefault(library, {"supported": 0, "unsupported": 0})
+        c["unsupported" if reason else "supported"] += 1
+    return out

@@ -1,0 +1,157 @@
+"""The regions pass: one compiled regex splits a C/C++/CUDA buffer into what may be rewritten.
+
+It reports comments, string/char literals, preprocessor directives (with `#include` paths and
+the `#if` branch each directive sits in) and the *candidate* identifiers: the words whose
+spelling could be a CUDA name. Everything else (ordinary words, numbers, punctuation, spaces)
+is consumed inside the regex engine, so Python only sees the few tokens that matter.
+
+Why a lexer and not tree-sitter for this: comment/string/identifier boundaries are lexical
+facts, and the lexer gets them right on any bytes (macro bodies, unbalanced braces, an
+unterminated comment, Latin-1 text), where a parser's error recovery may not. tree-sitter
+(`hipport.parse.tree`) answers the syntactic questions; a test checks both agree on fixtures.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+# Device-code markers: nvcc includes cuda_runtime.h implicitly where these appear; hipcc does not.
+DEVICE_MARKERS = frozenset(
+    b"__global__ __device__ __shared__ __constant__ __managed__ __launch_bounds__ "
+    b"__syncthreads threadIdx blockIdx blockDim gridDim warpSize".split()
+)
+
+_NUMBER = rb"\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z])|[eEpP][+-])*"
+_STRING_PREFIX = rb"(?:u8|[uUL])?"
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    start: int
+    end: int
+    text: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    start: int  # offset of '#' line start (after any leading newline)
+    end: int  # end of the directive's first physical line, without the newline
+    name: bytes  # b"include", b"define", b"if", ... (b"" for a null directive)
+    branch: tuple  # the #if branch path it sits in: () at top level
+    path_start: int = -1  # for #include: the span of <...> or "..." including delimiters
+    path_end: int = -1
+
+    @property
+    def is_include(self) -> bool:
+        return self.path_start >= 0
+
+    def path(self, data: bytes) -> bytes:
+        return data[self.path_start + 1 : self.path_end - 1]
+
+
+@dataclass
+class Lexed:
+    data: bytes
+    identifiers: list[Token] = field(default_factory=list)  # candidate words in code
+    comments: list[tuple[int, int]] = field(default_factory=list)
+    strings: list[tuple[int, int]] = field(default_factory=list)
+    directives: list[Directive] = field(default_factory=list)
+    _skip_starts: list[int] = field(default_factory=list, repr=False)
+    _skip_ends: list[int] = field(default_factory=list, repr=False)
+
+    def in_comment_or_string(self, offset: int) -> bool:
+        if not self._skip_starts:
+            spans = sorted(self.comments + self.strings)
+            self._skip_starts = [s for s, _ in spans]
+            self._skip_ends = [e for _, e in spans]
+        i = bisect.bisect_right(self._skip_starts, offset) - 1
+        return i >= 0 and offset < self._skip_ends[i]
+
+    @property
+    def includes(self) -> list[Directive]:
+        return [d for d in self.directives if d.is_include]
+
+    def has_device_code(self) -> bool:
+        return any(t.text in DEVICE_MARKERS for t in self.identifiers) or self.find_launches() != []
+
+    def find_launches(self) -> list[int]:
+        """Offsets of `<<<` in code."""
+        out, find, i = [], self.data.find, self.data.find(b"<<<")
+        while i >= 0:
+            if not self.in_comment_or_string(i):
+                out.append(i)
+            i = find(b"<<<", i + 3)
+        return out
+
+
+class Lexer:
+    """Built once per set of candidate prefixes (they come from the mapping tables)."""
+
+    def __init__(self, prefixes: Iterable[bytes]):
+        words = sorted(set(prefixes) | DEVICE_MARKERS, key=lambda w: (-len(w), w))
+        alt = b"|".join(re.escape(w) for w in words)
+        # Consumed silently: spaces and punctuation, newlines not opening a directive, numbers,
+        # and words that neither start with a candidate prefix nor open a prefixed literal.
+        skip = (
+            rb"(?:[^/\"'A-Za-z_0-9\n.#]+|\n(?![ \t]*\#)|\.(?![0-9])|/(?![/*])|" + _NUMBER
+            + rb"|(?!(?:" + alt + rb")|" + _STRING_PREFIX + rb"R?['\"])[A-Za-z_]\w*)*+"
+        )
+        token = (
+            rb"(?P<lc>//(?:\\\r?\n|[^\n])*)"
+            rb"|(?P<bc>/\*.*?(?:\*/|\Z))"
+            rb"|(?P<rs>" + _STRING_PREFIX + rb"R\"(?P<rsd>[^()\\\s]{0,16})\(.*?\)(?P=rsd)\")"
+            rb"|(?P<st>" + _STRING_PREFIX + rb"\"(?:\\.|[^\"\\\n])*\"?)"
+            rb"|(?P<ch>" + _STRING_PREFIX + rb"'(?:\\.|[^'\\\n])*'?)"
+            rb"|(?P<pp>(?:\A|\n)[ \t]*\#[ \t]*(?P<dir>[A-Za-z_]\w*)?"
+            rb"(?P<inc>[ \t]*(?:<[^>\n]*>|\"[^\"\n]*\"))?)"
+            rb"|(?P<id>(?:" + alt + rb")\w*)"
+            rb"|(?P<other>[\s\S])"
+        )
+        self._pattern = re.compile(skip + rb"(?:" + token + rb")", re.S)
+
+    def lex(self, data: bytes) -> Lexed:
+        out = Lexed(data)
+        ids, comments, strings, directives = out.identifiers, out.comments, out.strings, out.directives
+        stack: list[list[int]] = []  # open #if blocks: [block id, branch number]
+        next_block = 0
+        for m in self._pattern.finditer(data):
+            kind = m.lastgroup
+            if kind == "id":
+                s, e = m.span("id")
+                ids.append(Token(s, e, data[s:e]))
+            elif kind in ("lc", "bc"):
+                comments.append(m.span(kind))
+            elif kind in ("st", "ch", "rs"):
+                strings.append(m.span(kind))
+            elif kind == "pp":
+                s, _ = m.span("pp")
+                if data[s : s + 1] == b"\n":
+                    s += 1
+                name = m.group("dir") or b""
+                if name in (b"if", b"ifdef", b"ifndef"):
+                    stack.append([next_block, 0])
+                    next_block += 1
+                elif name in (b"elif", b"else", b"elifdef", b"elifndef") and stack:
+                    stack[-1][1] += 1
+                branch = tuple((b, n) for b, n in stack)
+                if name == b"endif" and stack:
+                    stack.pop()
+                line_end = data.find(b"\n", s)
+                line_end = len(data) if line_end < 0 else line_end
+                if data[line_end - 1 : line_end] == b"\r":
+                    line_end -= 1
+                ps = pe = -1
+                if m.group("inc") is not None and name in (b"include", b"include_next", b"import"):
+                    ps, pe = m.span("inc")
+                    ps = data.index(m.group("inc").lstrip(b" \t")[:1], ps)
+                elif m.group("inc") is not None:
+                    strings.append(m.span("inc"))
+                directives.append(Directive(s, line_end, name, branch, ps, pe))
+        return out
+
+
+# Python's `\w` in a bytes pattern is ASCII-only, which is what C identifiers need.
+IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")

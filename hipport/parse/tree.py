@@ -1,0 +1,33 @@
+"""tree-sitter-cuda front end: the syntax tree for the questions a lexer cannot answer."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+import tree_sitter
+import tree_sitter_cuda
+
+
+@lru_cache(maxsize=1)
+def language() -> tree_sitter.Language:
+    return tree_sitter.Language(tree_sitter_cuda.language())
+
+
+def parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(language())
+
+
+def parse(data: bytes) -> tree_sitter.Tree:
+    return parser().parse(data)
+
+
+@lru_cache(maxsize=None)
+def query(name: str) -> tree_sitter.Query:
+    """A query from parse/queries/NAME.scm, compiled once."""
+    text = resources.files("hipport.parse.queries").joinpath(f"{name}.scm").read_text(encoding="utf-8")
+    return tree_sitter.Query(language(), text)
+
+
+def captures(name: str, node: tree_sitter.Node) -> dict[str, list[tree_sitter.Node]]:
+    return tree_sitter.QueryCursor(query(name)).captures(node)

@@ -1,0 +1,167 @@
+"""Per file: bytes in -> edits -> bytes out plus a FileResult. Never raises for a file's content."""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from hipport.config import Settings
+from hipport.edits import apply_edits
+from hipport.files import is_source
+from hipport.mappings import Mappings, load
+from hipport.parse.lexer import Lexer
+from hipport.rewrite.includes import RUNTIME_HEADER, rewrite_includes, runtime_include_edit
+from hipport.rewrite.launches import launch_edits
+from hipport.rewrite.names import rename_identifiers
+from hipport.source import Source
+
+BINARY_SNIFF = 8192
+# Libraries whose names nvcc makes visible without an include in a .cu file.
+_IMPLICIT_LIBRARIES = frozenset({"runtime", "device", "driver", "complex"})
+
+
+@dataclass(frozen=True)
+class FileResult:
+    source: str
+    output: str
+    kind: str
+    status: str  # ported | unchanged | skipped | failed
+    reason: str = ""
+    changed: bool = False
+    replacements: int = 0
+    by_library: dict[str, int] = field(default_factory=dict)
+    unmapped: tuple[dict, ...] = ()
+    notes: tuple[str, ...] = ()
+    lines: int = 0
+    lines_changed: int = 0
+    encoding: str = "utf-8"
+
+    def to_json(self) -> dict:
+        d = {
+            "source": self.source, "output": self.output, "kind": self.kind, "status": self.status,
+            "changed": self.changed, "replacements": self.replacements,
+            "by_library": dict(sorted(self.by_library.items())), "lines": self.lines,
+            "lines_changed": self.lines_changed, "encoding": self.encoding,
+            "unmapped": list(self.unmapped), "notes": list(self.notes),
+        }
+        if self.reason:
+            d["reason"] = self.reason
+        if self.source != self.output:
+            d["renamed_from"] = self.source
+        return d
+
+
+@dataclass(frozen=True)
+class Ported:
+    data: bytes
+    result: FileResult
+
+
+@lru_cache(maxsize=8)
+def _tools(key: tuple) -> tuple[Mappings, Lexer]:
+    target, libs, experimental = key
+    mappings = load(target_hip=target, libs=libs, experimental=experimental)
+    return mappings, Lexer(candidate_prefixes(mappings))
+
+
+def tools(settings: Settings) -> tuple[Mappings, Lexer]:
+    return _tools((settings.target_hip, settings.libs, settings.experimental))
+
+
+def candidate_prefixes(mappings: Mappings, width: int = 3) -> set[bytes]:
+    """Short prefixes covering every mapped name: the lexer only surfaces words starting so."""
+    return {name[:width].encode("ascii") for name in mappings.names} | {
+        name[:width].encode("ascii") for name in mappings.entries
+    } | {b"cu", b"CU", b"nv", b"NV"}
+
+
+def output_name(rel: str, settings: Settings) -> str:
+    if settings.rename and rel.endswith(".cu"):
+        return rel[:-3] + ".hip"
+    return rel
+
+
+def _encoding(data: bytes) -> str:
+    try:
+        data.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        return "non-utf-8"
+
+
+def _count_changed_lines(old: bytes, new: bytes) -> int:
+    if old == new:
+        return 0
+    a, b = old.splitlines(), new.splitlines()
+    return sum(1 for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+               for _ in range(max(op[2] - op[1], op[4] - op[3])) if op[0] != "equal")
+
+
+def port_source(data: bytes, rel: str, kind: str, settings: Settings,
+                renamed: frozenset[str] = frozenset()) -> Ported:
+    """Port one C/C++/CUDA buffer. `renamed`: relative paths of files renamed by --rename."""
+    out_rel = output_name(rel, settings)
+    base = dict(source=rel, output=out_rel, kind=kind)
+    if b"\0" in data[:BINARY_SNIFF]:
+        return Ported(data, FileResult(**base, status="skipped", reason="binary file (NUL bytes)"))
+    if len(data) > settings.max_file_bytes:
+        mib = settings.max_file_bytes // (1024 * 1024)
+        return Ported(data, FileResult(**base, status="skipped", reason=f"larger than {mib} MiB"))
+    encoding = _encoding(data)
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    if not is_source(kind):
+        return Ported(data, FileResult(**base, status="unchanged", lines=lines, encoding=encoding))
+    try:
+        mappings, lexer = tools(settings)
+        src = Source(data, rel)
+        lexed = lexer.lex(data)
+        edits, unmapped = rename_identifiers(lexed, mappings)
+        notes: list[str] = []
+        include_edits, included = rewrite_includes(lexed, mappings, _renamed_includes(lexed, rel, renamed))
+        edits += include_edits
+        if settings.launch_syntax == "hip":
+            launch, skipped = launch_edits(lexed)
+            edits += launch
+            for offset in skipped:
+                notes.append(f"line {src.line_col(offset)[0]}: kernel launch left as <<<>>> (could not split it)")
+        uses_runtime = kind == "cuda" and any(e.library in _IMPLICIT_LIBRARIES for e in edits)
+        if RUNTIME_HEADER not in included and (uses_runtime or lexed.has_device_code()):
+            edit = runtime_include_edit(lexed, src.newline, len(src.bom))
+            if edit is not None:
+                edits.append(edit)
+        new = apply_edits(data, edits)
+    except Exception as exc:  # a bug must cost one file, never the run or the file's bytes
+        return Ported(data, FileResult(**base, status="failed", reason=f"{type(exc).__name__}: {exc}",
+                                       lines=lines, encoding=encoding))
+    by_library = Counter(e.library for e in edits if e.library not in ("launch",) and e.cuda)
+    launches = sum(1 for e in edits if e.library == "launch" and e.cuda)
+    if launches:
+        by_library["launch"] = launches
+    first_lines = {u.name: src.line_col(u.line_offset)[0] for u in unmapped}
+    changed = new != data
+    result = FileResult(
+        **base, status="ported" if changed else "unchanged", changed=changed,
+        replacements=sum(by_library.values()), by_library=dict(by_library),
+        unmapped=tuple({"name": u.name, "count": u.count, "line": first_lines[u.name], "reason": u.reason}
+                       for u in unmapped),
+        notes=tuple(notes), lines=lines, lines_changed=_count_changed_lines(data, new) if changed else 0,
+        encoding=encoding,
+    )
+    return Ported(new, result)
+
+
+def _renamed_includes(lexed, rel: str, renamed: frozenset[str]) -> dict[str, str]:
+    """Quoted includes that point at a file --rename renames, with their new spelling."""
+    if not renamed:
+        return {}
+    here = posixpath.dirname(rel)
+    out = {}
+    for d in lexed.includes:
+        path = d.path(lexed.data).decode("utf-8", "surrogateescape")
+        if path.endswith(".cu") and posixpath.normpath(posixpath.join(here, path)) in renamed:
+            out[path] = path[:-3] + ".hip"
+    return out
+

@@ -1,0 +1,51 @@
+"""Build report.json's data from per-file results. Every rendering reads this one model."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+from hipport import __version__
+from hipport.config import Settings
+from hipport.emit import write_atomic
+from hipport.pipeline import FileResult
+
+REPORT_VERSION = 1
+
+
+def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[int, int]) -> dict:
+    files = [r.to_json() for r in results]
+    by_status = Counter(f["status"] for f in files)
+    by_library: Counter[str] = Counter()
+    unmapped: Counter[str] = Counter()
+    for f in files:
+        by_library.update(f["by_library"])
+        for u in f["unmapped"]:
+            unmapped[u["name"]] += u["count"]
+    return {
+        "version": REPORT_VERSION,
+        "tool": {"name": "hipport", "version": __version__},
+        "settings": {
+            "target_hip": "%d.%d" % target_hip, "libs": settings.libs,
+            "launch_syntax": settings.launch_syntax, "rename": settings.rename,
+            "experimental": settings.experimental,
+        },
+        "files": files,
+        "findings": [],
+        "summary": {
+            "files": len(files),
+            "changed": sum(1 for f in files if f["changed"]),
+            "by_status": dict(sorted(by_status.items())),
+            "replacements": sum(by_library.values()),
+            "replacements_by_library": dict(sorted(by_library.items())),
+            "unmapped": dict(sorted(unmapped.items())),
+        },
+    }
+
+
+def write(report: dict, folder: Path) -> Path:
+    path = folder / "report.json"
+    write_atomic(path, (json.dumps(report, indent=2, sort_keys=False) + "\n").encode("utf-8"))
+    return path

@@ -1,0 +1,128 @@
+"""`--launch-syntax hip`: `k<<<g, b, s, st>>>(args)` -> `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)`.
+
+The launch is rewritten piecewise (the callee start, `<<<`, the commas and `>>>(`), so names
+inside the configuration and the arguments keep their own rename edits. Works the same in
+code and in macro bodies, where the parser sees only raw text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hipport.edits import Edit
+from hipport.parse.lexer import Lexed
+
+# Brackets, commas, the launch close, and literals/comments to step over.
+_BALANCE = re.compile(
+    rb">>>|[()\[\]{},;]|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?(?:\*/|\Z)", re.S
+)
+_OPEN, _CLOSE = b"([{", b")]}"
+_WS = b" \t\r\n\\"
+
+
+def _config(data: bytes, start: int) -> tuple[list[int], int] | None:
+    """Top-level comma offsets inside `<<<...>>>` and the offset of `>>>`."""
+    depth, commas = 0, []
+    for m in _BALANCE.finditer(data, start):
+        tok = m.group()
+        if tok == b">>>" and depth == 0:
+            return commas, m.start()
+        c = tok[:1]
+        if c in b"([{" and len(tok) == 1:
+            depth += 1
+        elif c in b")]}" and len(tok) == 1:
+            depth -= 1
+            if depth < 0:
+                return None
+        elif tok == b"," and depth == 0:
+            commas.append(m.start())
+        elif tok == b";" and depth == 0:
+            return None
+    return None
+
+
+def _callee_start(data: bytes, end: int) -> int | None:
+    """Start of the kernel expression ending at `end`: `k`, `ns::k<T, 2>`, `(*fp)`."""
+    i = end
+    while True:
+        while i > 0 and data[i - 1] in _WS:
+            i -= 1
+        if i == 0:
+            return None
+        c = data[i - 1 : i]
+        if c in (b">", b")"):
+            close, open_ = (b">", b"<") if c == b">" else (b")", b"(")
+            depth = 0
+            while i > 0:
+                i -= 1
+                ch = data[i : i + 1]
+                if ch == close:
+                    depth += 1
+                elif ch == open_:
+                    depth -= 1
+                    if depth == 0:
+                        break
+            if depth != 0:
+                return None
+            if c == b")":
+                return i
+            continue  # template arguments: the name comes before them
+        j = i
+        while j > 0 and (data[j - 1 : j].isalnum() or data[j - 1 : j] == b"_"):
+            j -= 1
+        if j == i:
+            return None
+        k = j
+        while k > 0 and data[k - 1] in b" \t":
+            k -= 1
+        if data[k - 2 : k] == b"::":
+            i = k - 2
+            continue
+        return j
+
+
+def launch_edits(lexed: Lexed) -> tuple[list[Edit], list[int]]:
+    """Edits for every `<<<` in code; also the offsets of launches left as they were."""
+    data = lexed.data
+    edits: list[Edit] = []
+    skipped: list[int] = []
+    for p in lexed.find_launches():
+        cfg = _config(data, p + 3)
+        callee = _callee_start(data, p)
+        if cfg is None or callee is None:
+            skipped.append(p)
+            continue
+        commas, close = cfg
+        after = close + 3
+        while after < len(data) and data[after] in _WS:
+            after += 1
+        if data[after : after + 1] != b"(" or not 1 <= len(commas) <= 3:
+            skipped.append(p)
+            continue
+        rest = after + 1
+        while rest < len(data) and data[rest] in _WS:
+            rest += 1
+        no_args = data[rest : rest + 1] == b")"
+        callee_end = p
+        while data[callee_end - 1] in _WS:
+            callee_end -= 1
+        template = b"<" in data[callee:callee_end]
+        open_text = b"hipLaunchKernelGGL(" + (b"HIP_KERNEL_NAME(" if template else b"")
+        edits.append(Edit(callee, callee, open_text, "launch", "<<<>>>"))
+        edits.append(Edit(callee_end, _skip_ws(data, p + 3), (b")" if template else b"") + b", dim3(", "launch"))
+        # g, b -> dim3(g), dim3(b); the stream arguments stay as written.
+        edits.append(Edit(commas[0], _skip_ws(data, commas[0] + 1), b"), dim3(", "launch"))
+        if len(commas) >= 2:
+            edits.append(Edit(commas[1], commas[1] + 1, b"),", "launch"))
+        # `>>>(` becomes the missing launch parameters; the call's own `)` closes the macro.
+        missing = {1: b"), 0, 0", 2: b", 0", 3: b""}[len(commas)]
+        while data[close - 1] in b" \t":
+            close -= 1
+        edits.append(Edit(close, after + 1, missing if no_args else missing + b", ", "launch"))
+    return edits, skipped
+
+
+def _skip_ws(data: bytes, i: int) -> int:
+    while i < len(data) and data[i] in b" \t":
+        i += 1
+    return i

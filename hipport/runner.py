@@ -1,0 +1,145 @@
+"""Run the port over many files: in-process for a few, a process pool for many."""
+
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from hipport.config import Settings
+from hipport.emit import mirror_link, unified_diff, write_atomic
+from hipport.errors import UsageError
+from hipport.files import InputFile, collect
+from hipport.pipeline import FileResult, Ported, output_name, port_source, tools
+
+OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
+_SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
+
+
+@dataclass(frozen=True)
+class Job:
+    file: InputFile
+    mode: str
+    out_root: Path | None
+    settings: Settings
+    renamed: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    result: FileResult
+    data: bytes | None = None  # the ported bytes, for --stdout
+    diff: str = ""  # for --diff
+
+
+def check_output_dir(root: Path, inputs: list[Path], out: Path) -> None:
+    """OUT must be neither inside an input nor around one: a mirror would overwrite sources."""
+    out_real = out.resolve()
+    for p in [root, *inputs]:
+        real = p.resolve()
+        if out_real == real or real in out_real.parents:
+            raise UsageError(f"output folder {out} is inside the input {p}; choose a folder outside it")
+        if out_real in real.parents:
+            raise UsageError(f"output folder {out} contains the input {p}; choose a folder beside it")
+
+
+def plan(paths: list[Path], settings: Settings, mode: str, out: Path | None) -> tuple[Path, list[Job]]:
+    root, files = collect(paths, settings)
+    if mode == OUT:
+        assert out is not None
+        check_output_dir(root, paths, out)
+    if mode == STDOUT and len(files) != 1:
+        raise UsageError(f"--stdout takes exactly one file ({len(files)} found)")
+    renamed = frozenset(f.rel for f in files if settings.rename and output_name(f.rel, settings) != f.rel)
+    return root, [Job(f, mode, out, settings, renamed) for f in files]
+
+
+def process(job: Job) -> Outcome:
+    """Everything for one file, I/O included; a problem becomes the file's status."""
+    f, settings = job.file, job.settings
+    out_rel = output_name(f.rel, settings)
+    if f.skip:
+        return Outcome(FileResult(f.rel, out_rel, f.kind, "skipped", reason=f.skip))
+    if f.link is not None:
+        if job.mode == OUT:
+            try:
+                mirror_link(job.out_root / f.rel, f.link)
+            except OSError as exc:
+                return Outcome(FileResult(f.rel, f.rel, f.kind, "failed", reason=f"cannot create link: {exc}"))
+        return Outcome(FileResult(f.rel, f.rel, f.kind, "unchanged", reason="symlink (kept as a link)"))
+    try:
+        data = f.path.read_bytes()
+    except OSError as exc:
+        return Outcome(FileResult(f.rel, out_rel, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}"))
+    ported: Ported = port_source(data, f.rel, f.kind, settings, job.renamed)
+    result = ported.result
+    try:
+        if job.mode == OUT:
+            write_atomic(job.out_root / result.output, ported.data, like=f.path)
+        elif job.mode == IN_PLACE and (result.changed or result.output != f.rel):
+            target = f.path.with_name(Path(result.output).name)
+            write_atomic(target, ported.data, like=f.path)
+            if target != f.path:
+                f.path.unlink()
+    except OSError as exc:
+        return Outcome(FileResult(f.rel, result.output, f.kind, "failed", reason=f"cannot write: {exc}"))
+    if job.mode == STDOUT:
+        return Outcome(result, data=ported.data)
+    if job.mode == DIFF and result.changed:
+        return Outcome(result, diff=unified_diff(f.rel, result.output, data, ported.data))
+    return Outcome(result)
+
+
+def _warm(settings: Settings) -> None:
+    tools(settings)  # load tables and compile the lexer once per worker
+
+
+def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None) -> Iterator[Outcome]:
+    """Outcomes in job order."""
+    workers = workers or os.cpu_count() or 1
+    if workers <= 1 or len(jobs) < _SERIAL_BELOW:
+        for job in jobs:
+            yield process(job)
+            if on_done:
+                on_done()
+        return
+    settings = jobs[0].settings
+    chunk = max(1, min(64, len(jobs) // (workers * 8)))
+    with ProcessPoolExecutor(max_workers=workers, initializer=_warm, initargs=(settings,)) as pool:
+        for outcome in pool.map(process, jobs, chunksize=chunk):
+            yield outcome
+            if on_done:
+                on_done()
+
+
+def stream_progress(total: int, enabled: bool) -> tuple[Callable[[], None] | None, Callable[[], None]]:
+    """A one-line progress bar on stderr when it is a terminal."""
+    if not enabled or total < 2 or not sys.stderr.isatty():
+        return None, lambda: None
+    done = [0]
+    width = 30
+
+    def tick() -> None:
+        done[0] += 1
+        filled = width * done[0] // total
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done[0]}/{total} files")
+        sys.stderr.flush()
+
+    def close() -> None:
+        sys.stderr.write("\r" + " " * (width + 30) + "\r")
+        sys.stderr.flush()
+
+    return tick, close
+
+
+def summarize(results: Iterable[FileResult]) -> dict[str, int]:
+    counts = {"files": 0, "changed": 0, "replacements": 0, "ported": 0, "unchanged": 0, "skipped": 0, "failed": 0}
+    for r in results:
+        counts["files"] += 1
+        counts[r.status] += 1
+        counts["changed"] += r.changed
+        counts["replacements"] += r.replacements
+    return counts

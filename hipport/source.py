@@ -1,0 +1,50 @@
+"""Source: a file's bytes plus the facts read once from them (BOM, newline style, line starts)."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Source:
+    data: bytes
+    path: str = "<stdin>"
+    _line_starts: list[int] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    @property
+    def bom(self) -> bytes:
+        return UTF8_BOM if self.data.startswith(UTF8_BOM) else b""
+
+    @property
+    def newline(self) -> bytes:
+        """The file's own line ending, reused for any line we insert."""
+        i = self.data.find(b"\n")
+        if i > 0 and self.data[i - 1 : i] == b"\r":
+            return b"\r\n"
+        return b"\n"
+
+    def line_starts(self) -> list[int]:
+        if not self._line_starts:
+            starts = [0]
+            find = self.data.find
+            i = find(b"\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = find(b"\n", i + 1)
+            self._line_starts.extend(starts)
+        return self._line_starts
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column (column counted in bytes) of a byte offset."""
+        starts = self.line_starts()
+        line = bisect.bisect_right(starts, offset) - 1
+        return line + 1, offset - starts[line] + 1
+
+    def line_text(self, line: int) -> str:
+        starts = self.line_starts()
+        start = starts[line - 1]
+        end = starts[line] if line < len(starts) else len(self.data)
+        return self.data[start:end].rstrip(b"\r\n").decode("utf-8", "replace")

@@ -1,0 +1,24 @@
+"""Shared pytest setup: make tests/ helper modules importable, register markers."""
+
+import os
+import sys
+
+# Lets tests write `from hiptools import ...` without tests/ being a package.
+_TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+if _TESTS_DIR not in sys.path:
+    sys.path.insert(0, _TESTS_DIR)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "hipcc: compiles with hipcc (Debian's HIP 5.2); skipped when hipcc is absent",
+    )
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-expected",
+        action="store_true",
+        help="rewrite tests/expected/ from the current output instead of comparing",
+    )

@@ -1,0 +1,57 @@
+"""Data-driven port cases: fixtures/port/<topic>/<case> must become tests/expected/port/<topic>/<case>
+byte for byte; porting the result again changes nothing; CRLF and BOM variants keep both.
+
+A topic folder may hold a `.hipport.toml` with the settings its cases are ported with.
+`pytest --update-expected` rewrites the expected files (review the diff before committing).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hipport.config import load_settings
+from hipport.files import file_kind
+from hipport.pipeline import port_source
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures" / "port"
+EXPECTED = ROOT / "tests" / "expected" / "port"
+CASES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and file_kind(p.name) in ("cuda", "cpp"))
+
+
+def port(path: Path, data: bytes | None = None) -> bytes:
+    settings = load_settings([path])
+    rel = path.relative_to(FIXTURES).as_posix()
+    ported = port_source(path.read_bytes() if data is None else data, rel, file_kind(path.name), settings)
+    assert ported.result.status in ("ported", "unchanged"), ported.result
+    return ported.data
+
+
+def test_there_are_cases():
+    assert len(CASES) >= 20
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_port_matches_expected(case: Path, request):
+    out = port(case)
+    expected = EXPECTED / case.relative_to(FIXTURES)
+    if request.config.getoption("--update-expected"):
+        expected.parent.mkdir(parents=True, exist_ok=True)
+        expected.write_bytes(out)
+    assert expected.exists(), f"no expected output for {case}; run pytest --update-expected"
+    assert out == expected.read_bytes()
+    assert port(case, out) == out, "porting twice must change nothing"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_crlf_and_bom_survive(case: Path):
+    data = case.read_bytes()
+    plain = port(case, data)
+    crlf = data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    bom = b"\xef\xbb\xbf" + data
+    assert port(case, crlf) == plain.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    out = port(case, bom)
+    assert out.startswith(b"\xef\xbb\xbf") and not out.startswith(b"\xef\xbb\xbf" * 2)
+    assert out[3:] == plain
