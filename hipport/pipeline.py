@@ -15,7 +15,7 @@ from hipport.mappings import Mappings, load
 from hipport.parse.lexer import Lexer
 from hipport.rewrite.includes import RUNTIME_HEADER, rewrite_includes, runtime_include_edit
 from hipport.rewrite.launches import launch_edits
-from hipport.rewrite.names import rename_identifiers
+from hipport.rewrite.names import cuda_looking_defines, rename_identifiers
 from hipport.source import Source
 
 BINARY_SNIFF = 8192
@@ -35,6 +35,7 @@ class FileResult:
     by_library: dict[str, int] = field(default_factory=dict)
     unmapped: tuple[dict, ...] = ()
     notes: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()  # CUDA-looking macros the file defines: not unmapped elsewhere
     lines: int = 0
     lines_changed: int = 0
     encoding: str = "utf-8"
@@ -147,7 +148,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         replacements=sum(by_library.values()), by_library=dict(by_library),
         unmapped=tuple({"name": u.name, "count": u.count, "line": first_lines[u.name], "reason": u.reason}
                        for u in unmapped),
-        notes=tuple(notes), lines=lines, lines_changed=_count_changed_lines(data, new) if changed else 0,
+        notes=tuple(notes), defines=cuda_looking_defines(lexed), lines=lines, lines_changed=_count_changed_lines(data, new) if changed else 0,
         encoding=encoding,
     )
     return Ported(new, result)

@@ -41,3 +41,15 @@ def test_unsplittable_launch_is_left_and_reported():
     src = b"k<<<g>>>(x);"  # one launch parameter: not valid, leave it alone
     edits, skipped = launch_edits(LEX.lex(src))
     assert edits == [] and skipped == [1]
+
+
+def test_comparison_inside_template_arguments():
+    src = b"if (a < n) x = 1;\nk<float, (sizeof(float) > 2 ? 2 : 1)><<<g, b>>>(p);"
+    assert convert(src) == (b"if (a < n) x = 1;\nhipLaunchKernelGGL(HIP_KERNEL_NAME(k<float, "
+                            b"(sizeof(float) > 2 ? 2 : 1)>), dim3(g), dim3(b), 0, 0, p);")
+
+
+def test_callee_never_reaches_past_a_statement():
+    src = b"x = a > b;\n>  <<<g, b>>>(p);"
+    edits, skipped = launch_edits(LEX.lex(src))
+    assert edits == [] and len(skipped) == 1

@@ -53,3 +53,10 @@ def test_device_code_markers():
 def test_arbitrary_bytes_do_not_break_it():
     data = bytes(range(256)) * 4 + b"\n\xe9 cudaMalloc \xff"
     assert words(data)[-1] == b"cudaMalloc"
+
+
+def test_previous_code_steps_over_comments():
+    src = b"obj. /* c */ // d.\n  cudaFree; end. // x\n cudaMalloc"
+    lexed = LEX.lex(src)
+    assert src[: lexed.previous_code(src.index(b"cudaFree"))].endswith(b"obj.")
+    assert src[: lexed.previous_code(src.index(b"cudaMalloc"))].endswith(b"end.")

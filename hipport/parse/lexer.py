@@ -59,8 +59,23 @@ class Lexed:
     comments: list[tuple[int, int]] = field(default_factory=list)
     strings: list[tuple[int, int]] = field(default_factory=list)
     directives: list[Directive] = field(default_factory=list)
+    _comment_starts: list[int] = field(default_factory=list, repr=False)
     _skip_starts: list[int] = field(default_factory=list, repr=False)
     _skip_ends: list[int] = field(default_factory=list, repr=False)
+
+    def previous_code(self, offset: int) -> int:
+        """End of the last code byte before `offset`, stepping over spaces and comments."""
+        data, ws = self.data, b" \t\r\n\\"
+        if len(self._comment_starts) != len(self.comments):
+            self._comment_starts = [s for s, _ in self.comments]
+        starts = self._comment_starts
+        while True:
+            while offset > 0 and data[offset - 1] in ws:
+                offset -= 1
+            i = bisect.bisect_right(starts, offset - 1) - 1
+            if offset == 0 or i < 0 or self.comments[i][1] < offset:
+                return offset
+            offset = self.comments[i][0]
 
     def in_comment_or_string(self, offset: int) -> bool:
         if not self._skip_starts:
@@ -105,7 +120,7 @@ class Lexer:
             rb"|(?P<rs>" + _STRING_PREFIX + rb"R\"(?P<rsd>[^()\\\s]{0,16})\(.*?\)(?P=rsd)\")"
             rb"|(?P<st>" + _STRING_PREFIX + rb"\"(?:\\.|[^\"\\\n])*\"?)"
             rb"|(?P<ch>" + _STRING_PREFIX + rb"'(?:\\.|[^'\\\n])*'?)"
-            rb"|(?P<pp>(?:\A|\n)[ \t]*\#[ \t]*(?P<dir>[A-Za-z_]\w*)?"
+            rb"|(?P<pp>(?:\A|(?<=\A\xef\xbb\xbf)|\n)[ \t]*\#[ \t]*(?P<dir>[A-Za-z_]\w*)?"
             rb"(?P<inc>[ \t]*(?:<[^>\n]*>|\"[^\"\n]*\"))?)"
             rb"|(?P<id>(?:" + alt + rb")\w*)"
             rb"|(?P<other>[\s\S])"

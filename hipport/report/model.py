@@ -16,7 +16,12 @@ REPORT_VERSION = 1
 
 
 def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[int, int]) -> dict:
+    results = list(results)
+    # A macro the project defines in one file (CUDA_CHECK in a header) is no CUDA API in another.
+    project_macros = {name for r in results for name in r.defines}
     files = [r.to_json() for r in results]
+    for f in files:
+        f["unmapped"] = [u for u in f["unmapped"] if u["name"] not in project_macros]
     by_status = Counter(f["status"] for f in files)
     by_library: Counter[str] = Counter()
     unmapped: Counter[str] = Counter()

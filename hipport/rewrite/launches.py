@@ -51,18 +51,8 @@ def _callee_start(data: bytes, end: int) -> int | None:
             return None
         c = data[i - 1 : i]
         if c in (b">", b")"):
-            close, open_ = (b">", b"<") if c == b">" else (b")", b"(")
-            depth = 0
-            while i > 0:
-                i -= 1
-                ch = data[i : i + 1]
-                if ch == close:
-                    depth += 1
-                elif ch == open_:
-                    depth -= 1
-                    if depth == 0:
-                        break
-            if depth != 0:
+            i = _match_back(data, i - 1)
+            if i is None:
                 return None
             if c == b")":
                 return i
@@ -79,6 +69,31 @@ def _callee_start(data: bytes, end: int) -> int | None:
             i = k - 2
             continue
         return j
+
+
+def _match_back(data: bytes, close: int) -> int | None:
+    """Offset of the `<` or `(` that opens the bracket closing at `close`. Inside parentheses
+    `<` and `>` are operators (`T<(a > b)>`), so only parentheses count there."""
+    stack = [data[close : close + 1]]
+    i = close
+    while stack:
+        i -= 1
+        if i < 0:
+            return None
+        ch = data[i : i + 1]
+        if ch in (b";", b"{", b"}"):
+            return None
+        if ch in (b")", b"]"):
+            stack.append(ch)
+        elif ch == b">" and stack[-1] == b">":
+            stack.append(ch)
+        elif ch == b"(" or ch == b"[":
+            if stack[-1] not in (b")", b"]"):
+                return None
+            stack.pop()
+        elif ch == b"<" and stack[-1] == b">":
+            stack.pop()
+    return i
 
 
 def launch_edits(lexed: Lexed) -> tuple[list[Edit], list[int]]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from hipport.edits import Edit
 from hipport.mappings import Mappings
+from hipport.parse.declarations import might_declare, user_declared
 from hipport.parse.lexer import Lexed
 
 # What a leftover CUDA API name looks like: reported as `unmapped` so nothing stays CUDA silently.
@@ -28,9 +29,11 @@ class Unmapped:
     reason: str
 
 
-def _context(data: bytes, start: int, end: int) -> str:
+def _context(lexed: Lexed, start: int, end: int) -> str:
     """'member', 'qualified', 'pasted' or '' for an identifier at data[start:end]."""
-    before = data[max(0, start - _LOOKBEHIND) : start].rstrip()
+    data = lexed.data
+    stop = lexed.previous_code(start)
+    before = data[max(0, stop - _LOOKBEHIND) : stop]
     if before.endswith(b"##") or data[end : end + 8].lstrip().startswith(b"##"):
         return "pasted"
     if before.endswith(b".") or before.endswith(b"->"):
@@ -60,24 +63,30 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings) -> tuple[list[Edit], li
     edits: list[Edit] = []
     leftovers: Counter[bytes] = Counter()
     first: dict[bytes, int] = {}
+    mapped = [t.start for t in lexed.identifiers if t.text.decode("ascii") in names]
+    own = user_declared(data) if might_declare(data, mapped) else ()
     for tok in lexed.identifiers:
         word = tok.text.decode("ascii")
         new = names.get(word)
         if new is None:
-            if CUDA_LOOKING.match(tok.text) and not _context(data, tok.start, tok.end):
+            if CUDA_LOOKING.match(tok.text) and not _context(lexed, tok.start, tok.end):
                 leftovers[tok.text] += 1
                 first.setdefault(tok.text, tok.start)
             continue
-        if _context(data, tok.start, tok.end):
+        if tok.start in own or _context(lexed, tok.start, tok.end):
             continue
         entry = mappings.lookup(word)
         edits.append(Edit(tok.start, tok.end, new.encode("ascii"), entry.library if entry else "", word))
-    own = defined_macros(lexed) if leftovers else set()
+    macros = defined_macros(lexed) if leftovers else set()
     unmapped = []
     for name, count in sorted(leftovers.items()):
-        if name in own:
-            continue
+        if name in macros:
+            continue  # the project's own macro (CUDA_CHECK, ...), not a CUDA API
         text = name.decode("ascii")
         reason = mappings.unsupported_reason(text) or "unknown to the mapping tables"
         unmapped.append(Unmapped(text, count, first[name], reason))
     return edits, unmapped
+
+
+def cuda_looking_defines(lexed: Lexed) -> tuple[str, ...]:
+    return tuple(sorted(n.decode("ascii") for n in defined_macros(lexed) if CUDA_LOOKING.match(n)))

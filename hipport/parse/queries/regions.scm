@@ -5,3 +5,4 @@
 (raw_string_literal) @string
 (concatenated_string) @concat
 (preproc_include path: (_) @include)
+(preproc_arg) @macro
