@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -28,7 +28,8 @@ NAME_REQUIRED = ("cuda", "hip")
 INCLUDE_REQUIRED = ("cuda", "hip")
 LIBS = ("hip", "roc")
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Names may be qualified (`thrust::cuda`): the renamer then matches the qualifier too.
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*\Z")
 _HEADER_PATH = re.compile(r"[A-Za-z0-9_./+-]+\Z")
 
@@ -51,6 +52,7 @@ class Entry:
     risk: str
     note: str
     roc_added: str = ""
+    transform: str = ""  # a named argument-aware rewrite (hipport/rewrite/calls.py)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class Mappings:
     libs: str = "hip"
     experimental: bool = False
     conflicts: tuple[str, ...] = ()  # how same-named rows of different tables were resolved
+    transforms: Mapping[str, str] = field(default_factory=dict)  # cuda name -> named call rewrite
 
     def lookup(self, name: str) -> Entry | None:
         return self.entries.get(name)
@@ -130,11 +133,11 @@ def _resolve(e: Entry, target: tuple[int, int], libs: str, experimental: bool) -
 _F = {f: i for i, f in enumerate((
     "cuda", "hip", "roc", "library", "kind", "section", "cuda_added", "cuda_deprecated",
     "cuda_removed", "hip_added", "hip_deprecated", "hip_removed", "experimental", "risk", "note",
-    "roc_added",
+    "roc_added", "transform",
 ))}
-_LIB, _HIP, _ROC, _HADD, _HREM, _EXP, _RADD = (
+_LIB, _HIP, _ROC, _HADD, _HREM, _EXP, _RADD, _XFORM = (
     _F["library"], _F["hip"], _F["roc"], _F["hip_added"], _F["hip_removed"], _F["experimental"],
-    _F["roc_added"],
+    _F["roc_added"], _F["transform"],
 )
 
 
@@ -246,8 +249,9 @@ _VERSION_FIELDS = (
     "cuda_added", "cuda_deprecated", "cuda_changed", "cuda_removed", "hip_added",
     "hip_deprecated", "hip_changed", "hip_removed", "roc_added",
 )
-_IDENTS = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\n)*[A-Za-z_][A-Za-z0-9_]*")
-_IDENTS_OR_EMPTY = re.compile(r"(?:(?:[A-Za-z_][A-Za-z0-9_]*)?\n)*(?:[A-Za-z_][A-Za-z0-9_]*)?")
+_ONE = r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*"
+_IDENTS = re.compile(rf"(?:{_ONE}\n)*{_ONE}")
+_IDENTS_OR_EMPTY = re.compile(rf"(?:(?:{_ONE})?\n)*(?:{_ONE})?")
 
 
 def _check_column(path: Any, what: str, column: tuple[str, ...], linenos: list[int],
@@ -416,10 +420,13 @@ def _build(raw: tuple, target_hip: tuple[int, int] | None, libs: str,
     entries, view, conflicts, include_rows = raw
     target = _target(target_hip, raw)
     names: dict[str, str] = {}
+    transforms: dict[str, str] = {}
     for cuda, t in entries.items():
         new = _resolve_raw(t, target, libs, experimental)[0]
         if new and new != cuda:
             names[cuda] = new
+        if t[_XFORM]:
+            transforms[cuda] = t[_XFORM]
     includes: dict[str, str] = {}
     include_library: dict[str, str] = {}
     for cuda, hip, roc, lib, added in include_rows:
@@ -440,6 +447,7 @@ def _build(raw: tuple, target_hip: tuple[int, int] | None, libs: str,
         libs=libs,
         experimental=experimental,
         conflicts=conflicts,
+        transforms=MappingProxyType(transforms),
     )
 
 

@@ -6,13 +6,11 @@ import difflib
 import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from hipport.config import Settings
 from hipport.edits import apply_edits
 from hipport.files import is_source
-from hipport.mappings import Mappings, load
-from hipport.parse.lexer import Lexer
+from hipport.loaders import tools
 from hipport.rewrite.includes import RUNTIME_HEADER, rewrite_includes, runtime_include_edit
 from hipport.rewrite.launches import launch_edits
 from hipport.rewrite.names import cuda_looking_defines, rename_identifiers
@@ -61,24 +59,6 @@ class Ported:
     result: FileResult
 
 
-@lru_cache(maxsize=8)
-def _tools(key: tuple) -> tuple[Mappings, Lexer]:
-    target, libs, experimental = key
-    mappings = load(target_hip=target, libs=libs, experimental=experimental)
-    return mappings, Lexer(candidate_prefixes(mappings))
-
-
-def tools(settings: Settings) -> tuple[Mappings, Lexer]:
-    return _tools((settings.target_hip, settings.libs, settings.experimental))
-
-
-def candidate_prefixes(mappings: Mappings, width: int = 3) -> set[bytes]:
-    """Short prefixes covering every mapped name: the lexer only surfaces words starting so."""
-    return {name[:width].encode("ascii") for name in mappings.names} | {
-        name[:width].encode("ascii") for name in mappings.entries
-    } | {b"cu", b"CU", b"nv", b"NV"}
-
-
 def output_name(rel: str, settings: Settings) -> str:
     if settings.rename and rel.endswith(".cu"):
         return rel[:-3] + ".hip"
@@ -119,8 +99,9 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         mappings, lexer = tools(settings)
         src = Source(data, rel)
         lexed = lexer.lex(data)
-        edits, unmapped = rename_identifiers(lexed, mappings)
-        notes: list[str] = []
+        renamed_ids = rename_identifiers(lexed, mappings)
+        edits, unmapped = renamed_ids.edits, renamed_ids.unmapped
+        notes = [f"line {src.line_col(offset)[0]}: {text}" for offset, text in renamed_ids.notes]
         include_edits, included = rewrite_includes(lexed, mappings, _renamed_includes(lexed, rel, renamed))
         edits += include_edits
         if settings.launch_syntax == "hip":

@@ -13,7 +13,8 @@ from hipport.config import Settings
 from hipport.emit import mirror_link, unified_diff, write_atomic
 from hipport.errors import UsageError
 from hipport.files import InputFile, collect
-from hipport.pipeline import FileResult, Ported, output_name, port_source, tools
+from hipport.loaders import tools
+from hipport.pipeline import FileResult, Ported, output_name, port_source
 
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 _SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
@@ -97,19 +98,21 @@ def _warm(settings: Settings) -> None:
     tools(settings)  # load tables and compile the lexer once per worker
 
 
-def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None) -> Iterator[Outcome]:
-    """Outcomes in job order."""
+def run(jobs: list, workers: int, on_done: Callable[[], None] | None = None,
+        func: Callable = process) -> Iterator:
+    """`func(job)` for every job (default: the port's `process`), results in job order. Jobs
+    carry `.settings`; `func` must be a module-level function (it crosses processes)."""
     workers = workers or os.cpu_count() or 1
     if workers <= 1 or len(jobs) < _SERIAL_BELOW:
         for job in jobs:
-            yield process(job)
+            yield func(job)
             if on_done:
                 on_done()
         return
     settings = jobs[0].settings
     chunk = max(1, min(64, len(jobs) // (workers * 8)))
     with ProcessPoolExecutor(max_workers=workers, initializer=_warm, initargs=(settings,)) as pool:
-        for outcome in pool.map(process, jobs, chunksize=chunk):
+        for outcome in pool.map(func, jobs, chunksize=chunk):
             yield outcome
             if on_done:
                 on_done()

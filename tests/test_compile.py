@@ -73,15 +73,6 @@ FIXTURE_TUS = sorted(p.relative_to(ROOT / "fixtures" / "port").as_posix()
                      for p in (ROOT / "fixtures" / "port").rglob("*") if p.suffix in TU_SUFFIXES | {".cuh"})
 
 
-# Cases that need an argument-aware rewrite not built yet; strict, so they fail once fixed.
-KNOWN_GAPS = {
-    "runtime/streams_events.cu": "cudaEventCreate(&e, flags) must become hipEventCreateWithFlags",
-}
-
-
-@pytest.mark.parametrize("rel", [
-    pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[r])) if r in KNOWN_GAPS else r
-    for r in FIXTURE_TUS
-])
+@pytest.mark.parametrize("rel", FIXTURE_TUS)
 def test_ported_fixture_compiles(ported_fixtures: Path, rel: str):
     compile_ok(ported_fixtures / rel)

@@ -7,7 +7,7 @@ import pytest
 
 from hipport.config import Settings
 from hipport.parse import tree
-from hipport.pipeline import tools
+from hipport.loaders import tools
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted(p for d in ("fixtures/port", "examples") for p in (ROOT / d).rglob("*")

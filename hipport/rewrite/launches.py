@@ -7,45 +7,16 @@ code and in macro bodies, where the parser sees only raw text.
 
 from __future__ import annotations
 
-import re
-
 from hipport.edits import Edit
 from hipport.parse.lexer import Lexed
-
-# Brackets, commas, the launch close, and literals/comments to step over.
-_BALANCE = re.compile(
-    rb">>>|[()\[\]{},;]|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?(?:\*/|\Z)", re.S
-)
-_OPEN, _CLOSE = b"([{", b")]}"
-_WS = b" \t\r\n\\"
-
-
-def _config(data: bytes, start: int) -> tuple[list[int], int] | None:
-    """Top-level comma offsets inside `<<<...>>>` and the offset of `>>>`."""
-    depth, commas = 0, []
-    for m in _BALANCE.finditer(data, start):
-        tok = m.group()
-        if tok == b">>>" and depth == 0:
-            return commas, m.start()
-        c = tok[:1]
-        if c in b"([{" and len(tok) == 1:
-            depth += 1
-        elif c in b")]}" and len(tok) == 1:
-            depth -= 1
-            if depth < 0:
-                return None
-        elif tok == b"," and depth == 0:
-            commas.append(m.start())
-        elif tok == b";" and depth == 0:
-            return None
-    return None
+from hipport.rewrite.calls import WS, split_top_level
 
 
 def _callee_start(data: bytes, end: int) -> int | None:
     """Start of the kernel expression ending at `end`: `k`, `ns::k<T, 2>`, `(*fp)`."""
     i = end
     while True:
-        while i > 0 and data[i - 1] in _WS:
+        while i > 0 and data[i - 1] in WS:
             i -= 1
         if i == 0:
             return None
@@ -102,24 +73,24 @@ def launch_edits(lexed: Lexed) -> tuple[list[Edit], list[int]]:
     edits: list[Edit] = []
     skipped: list[int] = []
     for p in lexed.find_launches():
-        cfg = _config(data, p + 3)
+        cfg = split_top_level(data, p + 3, b">>>")
         callee = _callee_start(data, p)
         if cfg is None or callee is None:
             skipped.append(p)
             continue
         commas, close = cfg
         after = close + 3
-        while after < len(data) and data[after] in _WS:
+        while after < len(data) and data[after] in WS:
             after += 1
         if data[after : after + 1] != b"(" or not 1 <= len(commas) <= 3:
             skipped.append(p)
             continue
         rest = after + 1
-        while rest < len(data) and data[rest] in _WS:
+        while rest < len(data) and data[rest] in WS:
             rest += 1
         no_args = data[rest : rest + 1] == b")"
         callee_end = p
-        while data[callee_end - 1] in _WS:
+        while data[callee_end - 1] in WS:
             callee_end -= 1
         template = b"<" in data[callee:callee_end]
         open_text = b"hipLaunchKernelGGL(" + (b"HIP_KERNEL_NAME(" if template else b"")

@@ -10,6 +10,7 @@ from hipport.edits import Edit
 from hipport.mappings import Mappings
 from hipport.parse.declarations import might_declare, user_declared
 from hipport.parse.lexer import Lexed
+from hipport.rewrite.calls import TRANSFORMS, Site, parse_call
 
 # What a leftover CUDA API name looks like: reported as `unmapped` so nothing stays CUDA silently.
 CUDA_LOOKING = re.compile(
@@ -57,23 +58,64 @@ def defined_macros(lexed: Lexed) -> set[bytes]:
     return out
 
 
-def rename_identifiers(lexed: Lexed, mappings: Mappings) -> tuple[list[Edit], list[Unmapped]]:
+def _qualifiers(lexed: Lexed, start: int) -> list[str]:
+    """`a::b::` before the name at `start`, as ["a", "b"] (outermost first)."""
+    data, out, i = lexed.data, [], start
+    while True:
+        stop = lexed.previous_code(i)
+        if data[stop - 2 : stop] != b"::":
+            return out
+        j = lexed.previous_code(stop - 2)
+        m = _TRAILING_WORD.search(data, max(0, j - _LOOKBEHIND), j)
+        if not m:
+            return out
+        out.insert(0, m.group(1).decode("ascii"))
+        i = m.start(1)
+
+
+@dataclass
+class Renamed:
+    edits: list[Edit]
+    unmapped: list[Unmapped]
+    notes: list[tuple[int, str]]  # (offset, text): what a transform wants the report to say
+
+
+def rename_identifiers(lexed: Lexed, mappings: Mappings) -> Renamed:
     data = lexed.data
-    names = mappings.names
+    names, transforms = mappings.names, mappings.transforms
     edits: list[Edit] = []
+    notes: list[tuple[int, str]] = []
     leftovers: Counter[bytes] = Counter()
     first: dict[bytes, int] = {}
     mapped = [t.start for t in lexed.identifiers if t.text.decode("ascii") in names]
     own = user_declared(data) if might_declare(data, mapped) else ()
     for tok in lexed.identifiers:
         word = tok.text.decode("ascii")
+        if tok.start in own:
+            continue
         new = names.get(word)
+        context = _context(lexed, tok.start, tok.end)
+        if context == "qualified":
+            new = _qualified(lexed, tok.start, word, names)
+            if new is None:
+                continue
+            context = ""
+        if context:
+            continue
+        transform = transforms.get(word)
+        if transform is not None:
+            call = parse_call(data, tok.end)
+            if call is not None:
+                done = TRANSFORMS[transform](Site(data, word, new or "", call, mappings.target_hip))
+                new = done.name if done.name != word else None
+                edits.extend(done.edits)
+                notes.extend((tok.start, n) for n in done.notes)
+                if new is None:
+                    continue
         if new is None:
-            if CUDA_LOOKING.match(tok.text) and not _context(lexed, tok.start, tok.end):
+            if CUDA_LOOKING.match(tok.text):
                 leftovers[tok.text] += 1
                 first.setdefault(tok.text, tok.start)
-            continue
-        if tok.start in own or _context(lexed, tok.start, tok.end):
             continue
         entry = mappings.lookup(word)
         edits.append(Edit(tok.start, tok.end, new.encode("ascii"), entry.library if entry else "", word))
@@ -85,7 +127,17 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings) -> tuple[list[Edit], li
         text = name.decode("ascii")
         reason = mappings.unsupported_reason(text) or "unknown to the mapping tables"
         unmapped.append(Unmapped(text, count, first[name], reason))
-    return edits, unmapped
+    return Renamed(edits, unmapped, notes)
+
+
+def _qualified(lexed: Lexed, start: int, word: str, names) -> str | None:
+    """The new last component for `q::word` when the tables map a qualified name."""
+    chain = _qualifiers(lexed, start)
+    for i in range(len(chain)):
+        new = names.get("::".join(chain[i:] + [word]))
+        if new is not None:
+            return new.rsplit("::", 1)[-1]
+    return None
 
 
 def cuda_looking_defines(lexed: Lexed) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ int main() {
     hipMemcpy(copy, dev, bytes, hipMemcpyDefault);
 
     float* pinned = nullptr;
-    hipHostMalloc(&pinned, bytes);
+    hipHostMalloc(&pinned, bytes, hipHostMallocDefault);
     hipMemcpy(pinned, dev, bytes, hipMemcpyDeviceToHost);
     hipHostFree(pinned);
 

@@ -12,7 +12,7 @@ float run(float* host, float* dev, int n) {
 
     hipEvent_t start, stop, copied;
     hipEventCreate(&start);
-    hipEventCreate(&stop, hipEventBlockingSync);
+    hipEventCreateWithFlags(&stop, hipEventBlockingSync);
     hipEventCreateWithFlags(&copied, hipEventDisableTiming);
 
     hipEventRecord(start, copy_stream);

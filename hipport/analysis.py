@@ -1,0 +1,74 @@
+"""FileContext (what a rule sees) and running the rules over one file."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable, Iterator
+
+from hipport.config import Settings
+from hipport.findings import Finding
+from hipport.loaders import tools
+from hipport.mappings import Mappings
+from hipport.parse import tree as ts
+from hipport.parse.lexer import Lexed
+from hipport.rules import Hit, Rule, all_rules
+from hipport.source import Source
+
+
+@dataclass
+class FileContext:
+    path: str  # relative, with `/`
+    kind: str  # files.file_kind
+    data: bytes
+    lexed: Lexed
+    mappings: Mappings
+    settings: Settings
+    source: Source = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.source = Source(self.data, self.path)
+
+    @cached_property
+    def tree(self):
+        """The tree-sitter syntax tree, parsed on first use."""
+        return ts.parse(self.data)
+
+    def captures(self, query: str) -> dict:
+        """Captures of parse/queries/QUERY.scm over the whole tree."""
+        return ts.captures(query, self.tree.root_node)
+
+    def in_code(self, offset: int) -> bool:
+        return not self.lexed.in_comment_or_string(offset)
+
+    def code_matches(self, pattern: re.Pattern[bytes]) -> Iterator[re.Match[bytes]]:
+        """Matches of a bytes pattern that start in code (not in a comment or literal)."""
+        for m in pattern.finditer(self.data):
+            if self.in_code(m.start()):
+                yield m
+
+
+def to_finding(ctx: FileContext, rule: Rule, hit: Hit) -> Finding:
+    line, col = ctx.source.line_col(hit.start)
+    end_line, end_col = ctx.source.line_col(max(hit.start, hit.end))
+    return Finding(
+        path=ctx.path, line=line, column=col, end_line=end_line, end_column=end_col,
+        rule=rule.code, category=rule.category, severity=hit.severity or rule.severity,
+        effort=rule.effort, message=hit.message, suggestion=hit.suggestion,
+        snippet=ctx.source.line_text(line).strip(),
+    )
+
+
+def analyze(ctx: FileContext, rules: Iterable[Rule] | None = None) -> list[Finding]:
+    """Every rule's findings for one file, sorted by position; no suppression applied here."""
+    out: list[Finding] = []
+    for r in all_rules() if rules is None else rules:
+        if ctx.kind in r.kinds:
+            out.extend(to_finding(ctx, r, hit) for hit in r.check(ctx))
+    return sorted(set(out), key=lambda f: (f.line, f.column, f.rule, f.message))
+
+
+def context_for(data: bytes, path: str, kind: str, settings: Settings) -> FileContext:
+    mappings, lexer = tools(settings)
+    return FileContext(path, kind, data, lexer.lex(data), mappings, settings)

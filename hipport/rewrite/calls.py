@@ -1,0 +1,202 @@
+"""Argument-aware rewrites: the few CUDA calls whose HIP form depends on their arguments.
+
+Each transform is named in a mapping table's `transform` column and gets the parsed call; it
+returns the function's new name and any edits inside the argument list. Arguments keep their
+own rename edits: a transform only wraps, inserts or removes whole arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+from hipport.edits import Edit
+
+# Brackets, commas, a launch close, and literals/comments to step over.
+_BALANCE = re.compile(
+    rb">>>|[()\[\]{},;]|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?(?:\*/|\Z)", re.S
+)
+WS = b" \t\r\n\\"
+
+
+def split_top_level(data: bytes, start: int, closer: bytes = b")") -> tuple[list[int], int] | None:
+    """Scan from `start` (just inside an opening bracket) to the `closer` at depth 0: the
+    offsets of top-level commas and of the closer. None when a `;` or an unbalanced bracket
+    comes first."""
+    depth, commas = 0, []
+    for m in _BALANCE.finditer(data, start):
+        tok = m.group()
+        if len(tok) != 1:
+            if tok == b">>>" and depth == 0 and closer == b">>>":
+                return commas, m.start()
+            continue  # a literal or a comment
+        if tok in b"([{":
+            depth += 1
+        elif tok in b")]}":
+            if depth == 0:
+                return (commas, m.start()) if tok == closer else None
+            depth -= 1
+        elif tok == b"," and depth == 0:
+            commas.append(m.start())
+        elif tok == b";":
+            return None
+    return None
+
+
+class Call(NamedTuple):
+    open: int  # offset of `(`
+    close: int  # offset of `)`
+    args: list[tuple[int, int]]  # each argument's span, surrounding spaces excluded
+
+
+def parse_call(data: bytes, name_end: int) -> Call | None:
+    """The argument list following a function name, or None when no call follows."""
+    i = name_end
+    while i < len(data) and data[i] in WS:
+        i += 1
+    if data[i : i + 1] != b"(":
+        return None
+    found = split_top_level(data, i + 1)
+    if found is None:
+        return None
+    commas, close = found
+    bounds = [i, *commas, close]
+    args = []
+    for a, b in zip(bounds, bounds[1:]):
+        s, e = a + 1, b
+        while s < e and data[s] in WS:
+            s += 1
+        while e > s and data[e - 1] in WS:
+            e -= 1
+        args.append((s, e))
+    if args == [(close, close)]:
+        args = []  # `f()` has no argument
+    return Call(i, close, args)
+
+
+@dataclass
+class Rewrite:
+    name: str  # the function's new name
+    edits: list[Edit] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class Site(NamedTuple):
+    data: bytes
+    cuda: str  # the name as written
+    mapped: str  # the table's HIP name ("" when not mapped at this target)
+    call: Call
+    target: tuple[int, int]
+
+
+# HIP 6.2 added the mask-taking warp builtins (64-bit masks, behind HIP_ENABLE_WARP_SYNC_BUILTINS).
+WARP_SYNC_HIP = (6, 2)
+_FULL_MASK = re.compile(rb"(?:0[xX][fF]{8}[uUlL]{0,3}|~0[uUlL]{0,3}|~0x0[uUlL]{0,3})\Z")
+_CAST = re.compile(rb"\(\s*(?:const\s+)?void\s*\*\s*\)|reinterpret_cast\s*<|static_cast\s*<|\(\s*const\s+void\s*\*")
+
+
+def _arg(site: Site, i: int) -> bytes | None:
+    if i >= len(site.call.args):
+        return None
+    s, e = site.call.args[i]
+    return site.data[s:e]
+
+
+def _wrap(site: Site, i: int, before: bytes, after: bytes, skip: re.Pattern[bytes]) -> list[Edit]:
+    text = _arg(site, i)
+    if text is None or skip.match(text):
+        return []
+    s, e = site.call.args[i]
+    return [Edit(s, s, before, "transform", site.cuda), Edit(e, e, after, "transform", "")]
+
+
+def _name(site: Site) -> str:
+    return site.mapped or site.cuda
+
+
+def event_create_flags(site: Site) -> Rewrite:
+    """cudaEventCreate(&e, flags) is CUDA's C++ overload; HIP spells it hipEventCreateWithFlags."""
+    return Rewrite("hipEventCreateWithFlags" if len(site.call.args) == 2 else _name(site))
+
+
+def host_malloc_flags(site: Site) -> Rewrite:
+    """cudaMallocHost(p, n) -> hipHostMalloc(p, n, hipHostMallocDefault)."""
+    if len(site.call.args) != 2:
+        return Rewrite(_name(site))
+    end = site.call.args[-1][1]
+    return Rewrite(_name(site), [Edit(end, end, b", hipHostMallocDefault", "transform", "")])
+
+
+def _symbol(index: int) -> Callable[[Site], Rewrite]:
+    skip = re.compile(rb"HIP_SYMBOL\s*\(")
+
+    def transform(site: Site) -> Rewrite:
+        return Rewrite(_name(site), _wrap(site, index, b"HIP_SYMBOL(", b")", skip))
+
+    transform.__doc__ = f"Wrap argument {index} (a __device__ symbol) in HIP_SYMBOL()."
+    return transform
+
+
+def _function(index: int) -> Callable[[Site], Rewrite]:
+    def transform(site: Site) -> Rewrite:
+        return Rewrite(_name(site), _wrap(site, index, b"reinterpret_cast<const void*>(", b")", _CAST))
+
+    transform.__doc__ = f"Argument {index} is a kernel: HIP takes it as `const void*`."
+    return transform
+
+
+def graph_instantiate_flags(site: Site) -> Rewrite:
+    """CUDA 12's 3-argument cudaGraphInstantiate(&exec, graph, flags) is hipGraphInstantiateWithFlags."""
+    return Rewrite("hipGraphInstantiateWithFlags" if len(site.call.args) == 3 else _name(site))
+
+
+def warp_sync(site: Site) -> Rewrite:
+    """__shfl*_sync / __ballot_sync / __any_sync / __all_sync by target: from HIP 6.2 the names
+    stay and a 32-bit full-mask literal becomes a 64-bit one; before, the maskless forms."""
+    mask = _arg(site, 0)
+    if mask is None:
+        return Rewrite(site.cuda)
+    line_note = f"{site.cuda}: 32-lane mask semantics; a wavefront has 64 lanes on CDNA"
+    if site.target >= WARP_SYNC_HIP:
+        notes = [line_note, "build with -DHIP_ENABLE_WARP_SYNC_BUILTINS (warp *_sync builtins)"]
+        if _FULL_MASK.match(mask):
+            s, e = site.call.args[0]
+            return Rewrite(site.cuda, [Edit(s, e, b"0xffffffffffffffffULL", "transform", site.cuda)], notes)
+        return Rewrite(site.cuda, [], notes + [f"{site.cuda}: the mask must be a 64-bit integer in HIP"])
+    # Drop the mask argument: from `(` through the first comma and the spaces after it.
+    start = site.call.open + 1
+    end = site.call.args[1][0] if len(site.call.args) > 1 else site.call.close
+    return Rewrite(site.cuda[: -len("_sync")], [Edit(start, end, b"", "transform", site.cuda)], [line_note])
+
+
+def activemask(site: Site) -> Rewrite:
+    """__activemask(): HIP >= 6.2 has it (64-bit result); before, __ballot(1) is the same value."""
+    if site.target >= WARP_SYNC_HIP:
+        return Rewrite(site.cuda, [], ["__activemask returns a 64-bit mask in HIP",
+                                        "build with -DHIP_ENABLE_WARP_SYNC_BUILTINS (warp *_sync builtins)"])
+    inner = site.call.open + 1
+    return Rewrite("__ballot", [Edit(inner, site.call.close, b"1", "transform", site.cuda)],
+                   ["__activemask -> __ballot(1): a 64-bit mask"])
+
+
+def syncwarp(site: Site) -> Rewrite:
+    """__syncwarp(mask): a wavefront runs in lockstep; only a compiler barrier is needed."""
+    inner = site.call.open + 1
+    edits = [Edit(inner, site.call.close, b"", "transform", site.cuda)] if site.call.args else []
+    return Rewrite("__builtin_amdgcn_wave_barrier", edits,
+                   ["__syncwarp -> __builtin_amdgcn_wave_barrier(): lanes of a wavefront run in lockstep"])
+
+
+TRANSFORMS: dict[str, Callable[[Site], Rewrite]] = {
+    "event_create_flags": event_create_flags,
+    "host_malloc_flags": host_malloc_flags,
+    "symbol_arg0": _symbol(0),
+    "symbol_arg1": _symbol(1),
+    "function_arg0": _function(0),
+    "function_arg1": _function(1),
+    "graph_instantiate_flags": graph_instantiate_flags,
+    "warp_sync": warp_sync,
+    "activemask": activemask,
+    "syncwarp": syncwarp,
+}

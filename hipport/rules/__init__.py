@@ -1,0 +1,119 @@
+"""The rule registry. A rule is a function over a FileContext that yields Hits; the engine
+turns hits into Findings (positions, snippet), applies suppressions and selection centrally.
+
+    @rule(code="HP101", name="device-side-launch", category="dynamic-parallelism",
+          severity="error", effort="high")
+    def device_side_launch(ctx):
+        '''What it does ... / Why it matters on AMD GPUs ... / Example ... / Fix ...'''
+        yield Hit(start, end, "message", "suggestion")
+
+Codes are allocated per category (CATEGORY_CODES) and never reused. The docstring is the
+rule's only documentation; it must have the four sections in DOC_SECTIONS.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from dataclasses import dataclass
+from typing import Callable, Iterable, NamedTuple
+
+from hipport.findings import EFFORTS, SEVERITIES
+
+# SPEC's categories, in SPEC's order, each with its block of rule codes.
+CATEGORY_CODES = {
+    "dynamic-parallelism": 100, "texture-reference": 200, "texture-object": 250,
+    "inline-ptx": 300, "warp-size": 400, "warp-mask": 450, "unsupported-api": 500,
+    "deprecated-api": 550, "tensor-core": 600, "shared-memory-limit": 650, "arch-macro": 700,
+    "version-macro": 750, "cooperative-groups": 800, "async-copy": 850,
+    "cuda-only-library": 900, "library-semantics": 950, "unified-memory": 1000,
+    "launch-bounds": 1050, "build-flags": 1100, "pytorch-extension": 1150,
+    "suppression": 1900,  # hipport's own: unused suppressions
+}
+DOC_SECTIONS = ("What it does", "Why it matters on AMD GPUs", "Example", "Fix")
+
+
+class Hit(NamedTuple):
+    start: int  # byte offsets in the file
+    end: int
+    message: str
+    suggestion: str = ""
+    severity: str = ""  # overrides the rule's default where the same pattern varies
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    category: str
+    severity: str
+    effort: str
+    check: Callable[..., Iterable[Hit]]
+    kinds: frozenset[str]
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.check.__doc__ or "")
+
+    def section(self, title: str) -> str:
+        """One section of the doc, e.g. section("Fix")."""
+        return doc_sections(self.doc).get(title, "")
+
+
+REGISTRY: dict[str, Rule] = {}
+
+
+def rule(*, code: str, name: str, category: str, severity: str, effort: str,
+         kinds: Iterable[str] = ("cuda", "cpp")):
+    if category not in CATEGORY_CODES:
+        raise ValueError(f"{code}: unknown category {category!r}")
+    if severity not in SEVERITIES or effort not in EFFORTS:
+        raise ValueError(f"{code}: bad severity {severity!r} or effort {effort!r}")
+
+    def register(func):
+        if code in REGISTRY:
+            raise ValueError(f"rule code {code} registered twice")
+        REGISTRY[code] = Rule(code, name, category, severity, effort, func, frozenset(kinds))
+        return func
+
+    return register
+
+
+def doc_sections(doc: str) -> dict[str, str]:
+    """Split a rule doc into its `Title:`-headed sections."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in doc.splitlines():
+        head = line.strip().rstrip(":")
+        if line.strip().endswith(":") and head in DOC_SECTIONS:
+            current = head
+            out[current] = []
+        elif current:
+            out[current].append(line)
+    return {k: "\n".join(v).strip() for k, v in out.items()}
+
+
+def all_rules() -> list[Rule]:
+    load_rule_modules()
+    return sorted(REGISTRY.values(), key=lambda r: r.code)
+
+
+def find(key: str) -> list[Rule]:
+    """Rules by code (HP101), name, or category."""
+    rules = all_rules()
+    key_up = key.upper()
+    return [r for r in rules if r.code == key_up or r.name == key or r.category == key]
+
+
+_loaded = False
+
+
+def load_rule_modules() -> None:
+    """Import every module in hipport.rules so their @rule decorators run."""
+    global _loaded
+    if _loaded:
+        return
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
+    _loaded = True

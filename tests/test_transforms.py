@@ -1,0 +1,78 @@
+"""Argument-aware rewrites (hipport/rewrite/calls.py): tables of (input, expected) per target,
+plus inputs that must come back unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from hipport.config import Settings
+from hipport.mappings import load
+from hipport.pipeline import port_source
+from hipport.rewrite.calls import TRANSFORMS, parse_call
+
+
+def port(code: str, target: str | None = None) -> str:
+    settings = Settings(target_hip=tuple(int(x) for x in target.split(".")) if target else None)
+    # A .cuh header: no runtime include is added unless device code is present.
+    out = port_source(code.encode(), "t.cpp", "cpp", settings).data.decode()
+    return out
+
+
+def test_every_transform_named_in_the_tables_exists():
+    for target in ((5, 2), None):
+        m = load(target_hip=target)
+        assert set(m.transforms.values()) <= set(TRANSFORMS), set(m.transforms.values()) - set(TRANSFORMS)
+        assert "cudaEventCreate" in m.transforms
+
+
+def test_parse_call_spans():
+    data = b"f( a, g(b, c) , \"x,y\" ,{1,2})"
+    call = parse_call(data, 1)
+    assert [data[s:e] for s, e in call.args] == [b"a", b"g(b, c)", b'"x,y"', b"{1,2}"]
+    assert parse_call(b"f ()", 1).args == []
+    assert parse_call(b"f;", 1) is None
+    assert parse_call(b"f(a;", 1) is None
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("cudaEventCreate(&e);", "hipEventCreate(&e);"),
+    ("cudaEventCreate(&e, cudaEventDisableTiming);", "hipEventCreateWithFlags(&e, hipEventDisableTiming);"),
+    ("cudaMallocHost(&p, n);", "hipHostMalloc(&p, n, hipHostMallocDefault);"),
+    ("cudaMemcpyToSymbol(table, src, n);", "hipMemcpyToSymbol(HIP_SYMBOL(table), src, n);"),
+    ("cudaMemcpyToSymbol(HIP_SYMBOL(table), src, n);", "hipMemcpyToSymbol(HIP_SYMBOL(table), src, n);"),
+    ("cudaMemcpyFromSymbol(dst, ns::table, n);", "hipMemcpyFromSymbol(dst, HIP_SYMBOL(ns::table), n);"),
+    ("cudaGetSymbolAddress(&p, counter);", "hipGetSymbolAddress(&p, HIP_SYMBOL(counter));"),
+    ("cudaFuncSetAttribute(k<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, s);",
+     "hipFuncSetAttribute(reinterpret_cast<const void*>(k<float>), hipFuncAttributeMaxDynamicSharedMemorySize, s);"),
+    ("cudaFuncGetAttributes(&a, (void*)k);", "hipFuncGetAttributes(&a, (void*)k);"),
+    ("cudaGraphInstantiate(&x, g, 0);", "hipGraphInstantiateWithFlags(&x, g, 0);"),
+    ("cudaGraphInstantiate(&x, g, nullptr, nullptr, 0);", "hipGraphInstantiate(&x, g, nullptr, nullptr, 0);"),
+    # Not calls, or not CUDA's: the plain rename or nothing.
+    ("auto f = &cudaEventCreate;", "auto f = &hipEventCreate;"),
+    ("obj.cudaEventCreate(&e, 1);", "obj.cudaEventCreate(&e, 1);"),
+    ("// cudaEventCreate(&e, 1);", "// cudaEventCreate(&e, 1);"),
+])
+def test_call_transforms(code, expected):
+    assert port(code) == expected
+
+
+@pytest.mark.parametrize("code, new, old", [
+    ("v = __shfl_down_sync(0xffffffff, v, 1);", "v = __shfl_down_sync(0xffffffffffffffffULL, v, 1);",
+     "v = __shfl_down(v, 1);"),
+    ("v = __shfl_sync(mask, v, 0, 16);", "v = __shfl_sync(mask, v, 0, 16);", "v = __shfl(v, 0, 16);"),
+    ("b = __ballot_sync(~0u, p);", "b = __ballot_sync(0xffffffffffffffffULL, p);", "b = __ballot(p);"),
+    ("b = __all_sync(FULL, p);", "b = __all_sync(FULL, p);", "b = __all(p);"),
+    ("m = __activemask();", "m = __activemask();", "m = __ballot(1);"),
+    ("__syncwarp(0xffffffff);", "__builtin_amdgcn_wave_barrier();", "__builtin_amdgcn_wave_barrier();"),
+    ("__syncwarp();", "__builtin_amdgcn_wave_barrier();", "__builtin_amdgcn_wave_barrier();"),
+])
+def test_warp_intrinsics_by_target(code, new, old):
+    assert port(code, "6.2") == new
+    assert port(code, "5.2") == old
+
+
+def test_warp_rewrites_leave_notes():
+    result = port_source(b"__global__ void k(int* x) { x[0] = __shfl_sync(0xffffffff, x[1], 0); }\n",
+                         "k.cu", "cuda", Settings(target_hip=(6, 2))).result
+    assert any("HIP_ENABLE_WARP_SYNC_BUILTINS" in n for n in result.notes)
+    assert any("64 lanes" in n for n in result.notes)
