@@ -9,9 +9,10 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: bytes, like: Path | None = None) -> None:
+def write_atomic(path: Path, data: bytes, like: Path | None = None, durable: bool = False) -> None:
     """Write via a temporary file in the same folder and rename it over `path`, so a crash
-    leaves either the old file or the new one, never half of one. Keeps `like`'s mode."""
+    leaves either the old file or the new one, never half of one. Keeps `like`'s mode.
+    `durable` also flushes to disk before the rename: for files rewritten in place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = None
     for candidate in (like, path):
@@ -22,8 +23,9 @@ def write_atomic(path: Path, data: bytes, like: Path | None = None) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)

@@ -92,10 +92,18 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
                 return
             found[rel] = InputFile(path, rel, kind, link=os.readlink(path))
             return
+        if not path.is_file():
+            found[rel] = InputFile(path, rel, kind, skip="not a regular file (a FIFO, socket or device)")
+            return
         found[rel] = InputFile(path, rel, kind)
 
     for p in paths:
         p = p.absolute()
+        if p.is_symlink() and p.is_file():
+            # Named on the command line: the user means the file the link points to.
+            rel = p.relative_to(root).as_posix()
+            found[rel] = InputFile(p, rel, file_kind(p.name))
+            continue
         if not p.is_dir() or p.is_symlink():
             add(p)
             continue
@@ -111,6 +119,8 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
                     keep.append(d)
             dirs[:] = keep
             for name in names:
-                if not _excluded(name, settings.excluded):
+                # The default excludes name folders (build, vendor, ...); only the user's
+                # extend-exclude patterns also match file names.
+                if not _excluded(name, settings.extend_exclude):
                     add(here / name)
     return root, [found[k] for k in sorted(found)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
@@ -73,12 +72,14 @@ def _encoding(data: bytes) -> str:
         return "non-utf-8"
 
 
-def _count_changed_lines(old: bytes, new: bytes) -> int:
-    if old == new:
-        return 0
-    a, b = old.splitlines(), new.splitlines()
-    return sum(1 for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-               for _ in range(max(op[2] - op[1], op[4] - op[3])) if op[0] != "equal")
+def _lines_touched(src: Source, edits: list) -> int:
+    """Original lines an edit touches (an insertion counts as one line)."""
+    lines: set[int] = set()
+    for e in edits:
+        first = src.line_col(e.start)[0]
+        last = src.line_col(max(e.start, e.end - 1))[0]
+        lines.update(range(first, last + 1))
+    return len(lines)
 
 
 def port_source(data: bytes, rel: str, kind: str, settings: Settings,
@@ -113,7 +114,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         if RUNTIME_HEADER not in included and (uses_runtime or lexed.has_device_code()):
             edit = runtime_include_edit(lexed, src.newline, len(src.bom))
             if edit is not None:
-                edits.append(edit)
+                edits.insert(0, edit)  # before any insertion at the same offset (a launch)
         new = apply_edits(data, edits)
     except Exception as exc:  # a bug must cost one file, never the run or the file's bytes
         return Ported(data, FileResult(**base, status="failed", reason=f"{type(exc).__name__}: {exc}",
@@ -129,7 +130,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         replacements=sum(by_library.values()), by_library=dict(by_library),
         unmapped=tuple({"name": u.name, "count": u.count, "line": first_lines[u.name], "reason": u.reason}
                        for u in unmapped),
-        notes=tuple(notes), defines=cuda_looking_defines(lexed), lines=lines, lines_changed=_count_changed_lines(data, new) if changed else 0,
+        notes=tuple(notes), defines=cuda_looking_defines(lexed), lines=lines, lines_changed=_lines_touched(src, edits) if changed else 0,
         encoding=encoding,
     )
     return Ported(new, result)

@@ -38,6 +38,8 @@ class Outcome:
 
 def check_output_dir(root: Path, inputs: list[Path], out: Path) -> None:
     """OUT must be neither inside an input nor around one: a mirror would overwrite sources."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"output {out} exists and is not a folder")
     out_real = out.resolve()
     for p in [root, *inputs]:
         real = p.resolve()
@@ -55,7 +57,21 @@ def plan(paths: list[Path], settings: Settings, mode: str, out: Path | None) -> 
     if mode == STDOUT and len(files) != 1:
         raise UsageError(f"--stdout takes exactly one file ({len(files)} found)")
     renamed = frozenset(f.rel for f in files if settings.rename and output_name(f.rel, settings) != f.rel)
+    if renamed:
+        _refuse_rename_collisions(root, files, renamed, settings)
     return root, [Job(f, mode, out, settings, renamed) for f in files]
+
+
+def _refuse_rename_collisions(root: Path, files: list[InputFile], renamed: frozenset[str],
+                              settings: Settings) -> None:
+    """`x.cu` -> `x.hip` must not land on an `x.hip` that exists beside it."""
+    existing = {f.rel for f in files}
+    clashes = sorted(r for r in renamed
+                     if output_name(r, settings) in existing or (root / output_name(r, settings)).exists())
+    if clashes:
+        shown = ", ".join(f"{c} -> {output_name(c, settings)}" for c in clashes[:5])
+        raise UsageError(f"--rename would overwrite existing files: {shown}"
+                         + (f" and {len(clashes) - 5} more" if len(clashes) > 5 else ""))
 
 
 def process(job: Job) -> Outcome:
@@ -82,7 +98,7 @@ def process(job: Job) -> Outcome:
             write_atomic(job.out_root / result.output, ported.data, like=f.path)
         elif job.mode == IN_PLACE and (result.changed or result.output != f.rel):
             target = f.path.with_name(Path(result.output).name)
-            write_atomic(target, ported.data, like=f.path)
+            write_atomic(target, ported.data, like=f.path, durable=True)
             if target != f.path:
                 f.path.unlink()
     except OSError as exc:

@@ -41,8 +41,9 @@ def rewrite_includes(
                 continue
         target = new if new is not None else path
         key = (target, d.branch)
-        if new is not None and key in seen:
+        if new is not None and key in seen and not data[d.path_end : d.end].strip():
             # Two CUDA headers that map to one HIP header in the same #if branch: keep the first.
+            # (Only a line holding nothing else goes: a comment after the path would go with it.)
             s, e = _line_span(data, d)
             edits.append(Edit(s, e, b"", mappings.include_library.get(path, "include"), path))
             continue
@@ -81,10 +82,14 @@ def runtime_include_edit(lexed: Lexed, newline: bytes, bom_len: int) -> Edit | N
         if g and h and g.group(1) == h.group(1):
             return _after_line(data, first[1], line, newline)
     # Before the first non-blank line after the leading comments.
+    comment_end = pos
     while pos < len(data) and data[pos : pos + 1] in (b" ", b"\t", b"\r", b"\n"):
         pos += 1
     start = data.rfind(b"\n", 0, pos) + 1
     start = max(start, bom_len)
+    if start < comment_end:
+        # Code follows `*/` on the comment's last line: the include goes on a line of its own.
+        return Edit(comment_end, comment_end, newline + line, "include", "")
     if pos >= len(data) and data and not data.endswith(b"\n"):
         return Edit(len(data), len(data), newline + line, "include", "")
     return Edit(start, start, line, "include", "")

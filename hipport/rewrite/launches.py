@@ -72,7 +72,11 @@ def launch_edits(lexed: Lexed) -> tuple[list[Edit], list[int]]:
     data = lexed.data
     edits: list[Edit] = []
     skipped: list[int] = []
+    covered = -1  # end of the last rewritten launch configuration
     for p in lexed.find_launches():
+        if p < covered:
+            skipped.append(p)  # a `<<<` inside another launch's configuration
+            continue
         cfg = split_top_level(data, p + 3, b">>>")
         callee = _callee_start(data, p)
         if cfg is None or callee is None:
@@ -80,6 +84,7 @@ def launch_edits(lexed: Lexed) -> tuple[list[Edit], list[int]]:
             continue
         commas, close = cfg
         after = close + 3
+        covered = after
         while after < len(data) and data[after] in WS:
             after += 1
         if data[after : after + 1] != b"(" or not 1 <= len(commas) <= 3:
