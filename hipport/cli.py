@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import click
 
 from hipport import __version__
 from hipport.config import load_settings, parse_target
-from hipport.errors import EXIT_FINDINGS, EXIT_OK, HipportError
+from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
 from hipport.report import model as report_model
 
 
@@ -34,7 +35,8 @@ def cli() -> None:
 @click.option("--experimental", is_flag=True, default=None, help="Also apply mappings HIP marks experimental.")
 def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch_syntax, target_hip, libs, experimental):
     """Port CUDA sources under PATH... to HIP."""
-    from hipport import runner
+    from hipport import parallel, runner
+    from hipport.loaders import tools
 
     modes = [m for m, on in ((runner.OUT, out is not None), (runner.IN_PLACE, in_place),
                              (runner.STDOUT, to_stdout), (runner.DIFF, diff)) if on]
@@ -53,14 +55,14 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
     _, jobs_list = runner.plan(list(paths), settings, mode, out)
     tick, close = runner.stream_progress(len(jobs_list), mode in (runner.OUT, runner.IN_PLACE))
     results = []
-    for outcome in runner.run(jobs_list, settings.jobs, tick):
+    for outcome in parallel.run(runner.process, jobs_list, settings.jobs, tick):
         results.append(outcome.result)
         if mode == runner.STDOUT and outcome.data is not None:
             sys.stdout.buffer.write(outcome.data)
         elif mode == runner.DIFF and outcome.diff:
             sys.stdout.buffer.write(outcome.diff.encode("utf-8", "surrogateescape"))
     close()
-    mappings, _ = runner.tools(settings)
+    mappings, _ = tools(settings)
     if report_dir is not None:
         where = report_model.write(report_model.build(results, settings, mappings.target_hip), report_dir)
     for r in results:
@@ -78,9 +80,121 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
     sys.exit(EXIT_FINDINGS if counts["failed"] else EXIT_OK)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--select", multiple=True, metavar="CAT,...",
+              help="Only these categories, rule codes or rule names (comma list, repeatable).")
+@click.option("--ignore", multiple=True, metavar="CAT,...",
+              help="Skip these categories, rule codes or rule names (comma list, repeatable).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+              help="Exit 1 when a finding has this severity or a higher one (default: warning; "
+                   "info findings alone exit 0).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False),
+              help="Report only findings that are not in this baseline file.")
+@click.option("--write-baseline", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write every current finding to this baseline file and exit 0.")
+@click.option("--target-hip", metavar="X.Y", default=None, help="Check against this HIP release (default: newest known).")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the report to this file instead of standard output.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Processes (default: one per core).")
+def check(paths, fmt, select, ignore, fail_on, exit_zero, baseline, write_baseline, target_hip, output, jobs):
+    """Report what needs manual work to run on HIP, as findings.
+
+    Exit status: 0 when no finding is at or above the fail level (--fail-on, default warning),
+    1 when one is, 2 for a usage, configuration or I/O error (or a file that could not be
+    checked). Suppress a finding with `// hipport: ignore[CATEGORY-or-CODE] reason` on its line
+    or the line above, or `// hipport: ignore-file[...]` anywhere in the file (`#` comments in
+    build files and Python); `ignore` without brackets suppresses every rule.
+    """
+    from hipport import check as engine
+    from hipport import suppress
+    from hipport.emit import write_atomic
+    from hipport.report.formats import FORMATTERS
+
+    paths = list(paths)
+    settings = load_settings(paths, target_hip=parse_target(target_hip) if target_hip else None, jobs=jobs)
+    options = engine.load_options(paths, select=engine.split_names(select), ignore=engine.split_names(ignore),
+                                  fail_on=fail_on, exit_zero=exit_zero)
+    use_baseline = None if write_baseline is not None else baseline
+    result = engine.run_check(paths, settings, options, baseline=use_baseline)
+    for note in result.notes:
+        click.echo(note, err=True)
+    if write_baseline is not None:
+        write_atomic(write_baseline, suppress.dump_baseline(result.findings))
+        click.echo(f"hipport: wrote {len(result.findings)} findings to the baseline {write_baseline}", err=True)
+        sys.exit(EXIT_USAGE if result.failed else EXIT_OK)
+    text = FORMATTERS[fmt](result)
+    if output is not None:
+        write_atomic(output, text.encode("utf-8"))
+    else:
+        click.echo(text, nl=False)
+    sys.exit(engine.exit_code(result, options))
+
+
+@cli.command()
+@click.argument("key", required=False)
+@click.option("--mappings", is_flag=True, help="Count the CUDA names the mapping tables support, per library.")
+@click.option("--target-hip", metavar="X.Y", default=None, help="With --mappings: count for this HIP release.")
+@click.option("--libs", type=click.Choice(["hip", "roc"]), default="hip", show_default=True,
+              help="With --mappings: hip* or roc* library names.")
+def rules(key, mappings, target_hip, libs):
+    """List the rules, or explain the ones matching KEY (a code, a rule name or a category)."""
+    from hipport.rules import CATEGORY_CODES, all_rules, find
+
+    if mappings:
+        from hipport.mappings import library_counts, load
+
+        table = load(target_hip=parse_target(target_hip) if target_hip else None, libs=libs)
+        counts = library_counts(table)
+        width = max([len("library")] + [len(k) for k in counts])
+        click.echo(f"mapping tables for HIP {table.target_hip[0]}.{table.target_hip[1]} (--libs {libs})")
+        click.echo(f"{'library':<{width}}  {'supported':>9}  {'unsupported':>11}")
+        for lib, c in sorted(counts.items()):
+            click.echo(f"{lib:<{width}}  {c['supported']:>9}  {c['unsupported']:>11}")
+        supported = sum(c["supported"] for c in counts.values())
+        click.echo(f"{supported} CUDA names supported ({len(table.names)} renamed)")
+        return
+    if key:
+        found = find(key)
+        if not found and key in CATEGORY_CODES:
+            click.echo(f"{key}: no rules in this category yet")
+            return
+        if not found:
+            raise HipportError(f"no rule, rule name or category {key!r} (`hipport rules` lists them)")
+        for i, r in enumerate(found):
+            if i:
+                click.echo()
+            click.echo(f"{r.code} {r.name}")
+            click.echo(f"category: {r.category}, severity: {r.severity}, effort: {r.effort}")
+            click.echo()
+            click.echo(r.doc)
+        return
+    listed = all_rules()
+    wcode = max([len(r.code) for r in listed] or [0])
+    wname = max([len(r.name) for r in listed] or [0])
+    first = True
+    for category in CATEGORY_CODES:
+        in_cat = [r for r in listed if r.category == category]
+        if not in_cat:
+            continue
+        if not first:
+            click.echo()
+        first = False
+        click.echo(category)
+        for r in in_cat:
+            click.echo(f"  {r.code:<{wcode}}  {r.name:<{wname}}  {r.severity:<7}  effort: {r.effort}")
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="hipport", standalone_mode=False)
+    except BrokenPipeError:
+        # The reader went away (`hipport port --diff x | head`): not an error of ours.
+        sys.stderr.close()
+        os._exit(0)
     except click.exceptions.Abort:
         click.echo("hipport: interrupted", err=True)
         sys.exit(130)

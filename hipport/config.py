@@ -10,12 +10,14 @@ from typing import Any
 
 from hipport.errors import HipportError
 
-# Folders never walked unless asked for: VCS data, build output, vendored code.
-DEFAULT_EXCLUDE = (
+# Folders never ported or analyzed. Those in NEVER_COPIED (VCS data, caches, environments,
+# build output) are not walked at all; the others (vendored code) are copied to OUT as they
+# are, so OUT still builds.
+NEVER_COPIED = (
     ".git", ".hg", ".svn", "__pycache__", ".tox", ".venv", "venv", "node_modules",
-    "build", "dist", "_build", "cmake-build-*", ".eggs", "*.egg-info", "third_party",
-    "third-party", "thirdparty", "vendor", "external", "3rdparty",
+    "build", "dist", "_build", "cmake-build-*", ".eggs", "*.egg-info", ".pytest_cache",
 )
+DEFAULT_EXCLUDE = NEVER_COPIED + ("third_party", "third-party", "thirdparty", "vendor", "external", "3rdparty")
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,10 @@ class Settings:
 
 
 def parse_target(text: str) -> tuple[int, int]:
-    try:
-        major, minor = (int(x) for x in text.split(".")[:2])
-    except ValueError:
-        raise HipportError(f"--target-hip wants MAJOR.MINOR like 6.2, not {text!r}") from None
-    return major, minor
+    parts = text.split(".")
+    if len(parts) not in (2, 3) or not all(p.isdigit() for p in parts) or int(parts[0]) < 1:
+        raise HipportError(f"--target-hip wants a HIP release as MAJOR.MINOR like 6.2, not {text!r}")
+    return int(parts[0]), int(parts[1])
 
 
 _KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings)}

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from hipport.config import Settings
+from hipport.config import NEVER_COPIED, Settings
 from hipport.errors import HipportError
 
 CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".cuinc"})
@@ -50,6 +50,7 @@ class InputFile:
     kind: str
     link: str | None = None  # the link text when the file is a symlink that stays in the tree
     skip: str | None = None  # why it is not processed (a link leaving the tree, ...)
+    verbatim: bool = False  # in an excluded (vendored) folder: copied to OUT, never ported
 
 
 def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
@@ -109,9 +110,11 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
             continue
         for folder, dirs, names in os.walk(p):
             here = Path(folder)
+            # Inside an excluded folder that is not build output: copied to OUT, never ported.
+            verbatim = any(_excluded(part, settings.excluded) for part in here.relative_to(p).parts)
             keep = []
             for d in sorted(dirs):
-                if _excluded(d, settings.excluded):
+                if _excluded(d, NEVER_COPIED):
                     continue
                 if (here / d).is_symlink():
                     add(here / d)  # recreated as a link, never followed
@@ -121,6 +124,11 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
             for name in names:
                 # The default excludes name folders (build, vendor, ...); only the user's
                 # extend-exclude patterns also match file names.
-                if not _excluded(name, settings.extend_exclude):
-                    add(here / name)
+                if _excluded(name, settings.extend_exclude):
+                    continue
+                add(here / name)
+                rel = (here / name).absolute().relative_to(root).as_posix()
+                f = found[rel]
+                if verbatim and f.link is None and f.skip is None:
+                    found[rel] = InputFile(f.path, rel, f.kind, verbatim=True)
     return root, [found[k] for k in sorted(found)]

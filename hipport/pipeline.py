@@ -6,10 +6,14 @@ import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hipport.analysis import FileContext
+from hipport.check import check_context
 from hipport.config import Settings
 from hipport.edits import apply_edits
 from hipport.files import is_source
+from hipport.findings import Finding
 from hipport.loaders import tools
+from hipport.rules import all_rules
 from hipport.rewrite.includes import RUNTIME_HEADER, rewrite_includes, runtime_include_edit
 from hipport.rewrite.launches import launch_edits
 from hipport.rewrite.names import cuda_looking_defines, rename_identifiers
@@ -36,6 +40,7 @@ class FileResult:
     lines: int = 0
     lines_changed: int = 0
     encoding: str = "utf-8"
+    findings: tuple[Finding, ...] = ()  # the risk analysis of the original text
 
     def to_json(self) -> dict:
         d = {
@@ -44,6 +49,7 @@ class FileResult:
             "by_library": dict(sorted(self.by_library.items())), "lines": self.lines,
             "lines_changed": self.lines_changed, "encoding": self.encoding,
             "unmapped": list(self.unmapped), "notes": list(self.notes),
+            "findings": [f.to_json() for f in self.findings],
         }
         if self.reason:
             d["reason"] = self.reason
@@ -84,25 +90,35 @@ def _lines_touched(src: Source, edits: list) -> int:
 
 def port_source(data: bytes, rel: str, kind: str, settings: Settings,
                 renamed: frozenset[str] = frozenset()) -> Ported:
-    """Port one C/C++/CUDA buffer. `renamed`: relative paths of files renamed by --rename."""
+    """Port one buffer (C/C++/CUDA sources are rewritten; every kind is analyzed).
+    `renamed`: relative paths of files renamed by --rename."""
     out_rel = output_name(rel, settings)
     base = dict(source=rel, output=out_rel, kind=kind)
     if b"\0" in data[:BINARY_SNIFF]:
-        return Ported(data, FileResult(**base, status="skipped", reason="binary file (NUL bytes)"))
+        return Ported(data, FileResult(**base, status="skipped", reason="binary file (NUL bytes)",
+                                       encoding="binary"))
     if len(data) > settings.max_file_bytes:
         mib = settings.max_file_bytes // (1024 * 1024)
         return Ported(data, FileResult(**base, status="skipped", reason=f"larger than {mib} MiB"))
     encoding = _encoding(data)
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    if not is_source(kind):
-        return Ported(data, FileResult(**base, status="unchanged", lines=lines, encoding=encoding))
     try:
         mappings, lexer = tools(settings)
-        src = Source(data, rel)
-        lexed = lexer.lex(data)
+        ctx = FileContext(rel, kind, data, lexer.lex(data), mappings, settings)
+    except Exception as exc:
+        return Ported(data, FileResult(**base, status="failed", reason=f"{type(exc).__name__}: {exc}",
+                                       lines=lines, encoding=encoding))
+    checked = check_context(ctx, all_rules())
+    findings = checked.findings
+    notes = [f"{checked.status}: {checked.reason}"] if checked.reason else []
+    if not is_source(kind):
+        return Ported(data, FileResult(**base, status="unchanged", lines=lines, encoding=encoding,
+                                       findings=findings, notes=tuple(notes)))
+    try:
+        src, lexed = ctx.source, ctx.lexed
         renamed_ids = rename_identifiers(lexed, mappings)
         edits, unmapped = renamed_ids.edits, renamed_ids.unmapped
-        notes = [f"line {src.line_col(offset)[0]}: {text}" for offset, text in renamed_ids.notes]
+        notes += [f"line {src.line_col(offset)[0]}: {text}" for offset, text in renamed_ids.notes]
         include_edits, included = rewrite_includes(lexed, mappings, _renamed_includes(lexed, rel, renamed))
         edits += include_edits
         if settings.launch_syntax == "hip":
@@ -118,8 +134,10 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         new = apply_edits(data, edits)
     except Exception as exc:  # a bug must cost one file, never the run or the file's bytes
         return Ported(data, FileResult(**base, status="failed", reason=f"{type(exc).__name__}: {exc}",
-                                       lines=lines, encoding=encoding))
-    by_library = Counter(e.library for e in edits if e.library not in ("launch",) and e.cuda)
+                                       lines=lines, encoding=encoding, findings=findings))
+    # CUDA names and headers replaced, per library; launches counted apart, --rename's own
+    # include fixes not at all (they are no CUDA API).
+    by_library = Counter(e.library for e in edits if e.library not in ("launch", "rename") and e.cuda)
     launches = sum(1 for e in edits if e.library == "launch" and e.cuda)
     if launches:
         by_library["launch"] = launches
@@ -130,8 +148,8 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         replacements=sum(by_library.values()), by_library=dict(by_library),
         unmapped=tuple({"name": u.name, "count": u.count, "line": first_lines[u.name], "reason": u.reason}
                        for u in unmapped),
-        notes=tuple(notes), defines=cuda_looking_defines(lexed), lines=lines, lines_changed=_lines_touched(src, edits) if changed else 0,
-        encoding=encoding,
+        notes=tuple(notes), defines=cuda_looking_defines(lexed), lines=lines,
+        lines_changed=_lines_touched(src, edits) if changed else 0, encoding=encoding, findings=findings,
     )
     return Ported(new, result)
 

@@ -1,23 +1,21 @@
-"""Run the port over many files: in-process for a few, a process pool for many."""
+"""The port over many files: plan the jobs, process one file (I/O included), summarize."""
 
 from __future__ import annotations
 
-import os
+import fnmatch
+import posixpath
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
-from hipport.config import Settings
+from hipport.config import NEVER_COPIED, Settings
 from hipport.emit import mirror_link, unified_diff, write_atomic
 from hipport.errors import UsageError
 from hipport.files import InputFile, collect
-from hipport.loaders import tools
 from hipport.pipeline import FileResult, Ported, output_name, port_source
 
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
-_SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
 
 
 @dataclass(frozen=True)
@@ -37,12 +35,16 @@ class Outcome:
 
 
 def check_output_dir(root: Path, inputs: list[Path], out: Path) -> None:
-    """OUT must be neither inside an input nor around one: a mirror would overwrite sources."""
+    """OUT must be neither inside an input nor around one: a mirror would overwrite sources.
+    Inside a folder that is never walked (`build/`, `.git/`, ...) is fine."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"output {out} exists and is not a folder")
     out_real = out.resolve()
     for p in [root, *inputs]:
         real = p.resolve()
+        if real in out_real.parents and any(
+                fnmatch.fnmatchcase(part, pat) for part in out_real.relative_to(real).parts for pat in NEVER_COPIED):
+            continue
         if out_real == real or real in out_real.parents:
             raise UsageError(f"output folder {out} is inside the input {p}; choose a folder outside it")
         if out_real in real.parents:
@@ -81,12 +83,14 @@ def process(job: Job) -> Outcome:
     if f.skip:
         return Outcome(FileResult(f.rel, out_rel, f.kind, "skipped", reason=f.skip))
     if f.link is not None:
+        return _link(job, out_rel)
+    if f.verbatim:
         if job.mode == OUT:
             try:
-                mirror_link(job.out_root / f.rel, f.link)
+                write_atomic(job.out_root / f.rel, f.path.read_bytes(), like=f.path)
             except OSError as exc:
-                return Outcome(FileResult(f.rel, f.rel, f.kind, "failed", reason=f"cannot create link: {exc}"))
-        return Outcome(FileResult(f.rel, f.rel, f.kind, "unchanged", reason="symlink (kept as a link)"))
+                return Outcome(FileResult(f.rel, f.rel, f.kind, "failed", reason=f"cannot copy: {exc}"))
+        return Outcome(FileResult(f.rel, f.rel, f.kind, "unchanged", reason="excluded folder: copied as is"))
     try:
         data = f.path.read_bytes()
     except OSError as exc:
@@ -110,28 +114,23 @@ def process(job: Job) -> Outcome:
     return Outcome(result)
 
 
-def _warm(settings: Settings) -> None:
-    tools(settings)  # load tables and compile the lexer once per worker
-
-
-def run(jobs: list, workers: int, on_done: Callable[[], None] | None = None,
-        func: Callable = process) -> Iterator:
-    """`func(job)` for every job (default: the port's `process`), results in job order. Jobs
-    carry `.settings`; `func` must be a module-level function (it crosses processes)."""
-    workers = workers or os.cpu_count() or 1
-    if workers <= 1 or len(jobs) < _SERIAL_BELOW:
-        for job in jobs:
-            yield func(job)
-            if on_done:
-                on_done()
-        return
-    settings = jobs[0].settings
-    chunk = max(1, min(64, len(jobs) // (workers * 8)))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_warm, initargs=(settings,)) as pool:
-        for outcome in pool.map(func, jobs, chunksize=chunk):
-            yield outcome
-            if on_done:
-                on_done()
+def _link(job: Job, out_rel: str) -> Outcome:
+    """A link inside the tree stays a link; with --rename, one to a renamed file follows it."""
+    f = job.file
+    target = f.link
+    pointee = posixpath.normpath(posixpath.join(posixpath.dirname(f.rel), target))
+    if pointee in job.renamed:
+        target = target[: -len(".cu")] + ".hip"
+    try:
+        if job.mode == OUT:
+            mirror_link(job.out_root / out_rel, target)
+        elif job.mode == IN_PLACE and (target != f.link or out_rel != f.rel):
+            mirror_link(f.path.with_name(Path(out_rel).name), target)
+            if out_rel != f.rel:
+                f.path.unlink()
+    except OSError as exc:
+        return Outcome(FileResult(f.rel, out_rel, f.kind, "failed", reason=f"cannot create link: {exc}"))
+    return Outcome(FileResult(f.rel, out_rel, f.kind, "unchanged", reason="symlink (kept as a link)"))
 
 
 def stream_progress(total: int, enabled: bool) -> tuple[Callable[[], None] | None, Callable[[], None]]:

@@ -26,7 +26,8 @@ NAME_COLUMNS = (
 ).split()
 INCLUDE_COLUMNS = "cuda hip roc library hip_added note".split()
 KINDS = {"function", "type", "enum", "macro", "namespace", "other"}
-IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Names may be qualified (`thrust::cuda`).
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*\Z")
 HEADER = re.compile(r"[A-Za-z0-9_./+-]+\Z")
 ALL_TSV = sorted(p.name for p in TABLES.glob("*.tsv"))
 

@@ -124,6 +124,9 @@ class Lexer:
             rb"(?P<inc>[ \t]*(?:<[^>\n]*>|\"[^\"\n]*\"))?)"
             rb"|(?P<id>(?:" + alt + rb")\w*)"
             rb"|(?P<other>[\s\S])"
+            # The skip may run to the end of the data: this ends the scan there, where a failed
+            # match would make finditer retry from inside the words just skipped.
+            rb"|(?P<end>\Z)"
         )
         self._pattern = re.compile(skip + rb"(?:" + token + rb")", re.S)
 
@@ -134,6 +137,8 @@ class Lexer:
         next_block = 0
         for m in self._pattern.finditer(data):
             kind = m.lastgroup
+            if kind == "end":
+                break
             if kind == "id":
                 s, e = m.span("id")
                 ids.append(Token(s, e, data[s:e]))

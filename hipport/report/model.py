@@ -22,6 +22,7 @@ def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[i
     files = [r.to_json() for r in results]
     for f in files:
         f["unmapped"] = [u for u in f["unmapped"] if u["name"] not in project_macros]
+    findings = [x for f in files for x in f["findings"]]
     by_status = Counter(f["status"] for f in files)
     by_library: Counter[str] = Counter()
     unmapped: Counter[str] = Counter()
@@ -38,7 +39,7 @@ def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[i
             "experimental": settings.experimental,
         },
         "files": files,
-        "findings": [],
+        "findings": findings,
         "summary": {
             "files": len(files),
             "changed": sum(1 for f in files if f["changed"]),
@@ -46,6 +47,9 @@ def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[i
             "replacements": sum(by_library.values()),
             "replacements_by_library": dict(sorted(by_library.items())),
             "unmapped": dict(sorted(unmapped.items())),
+            "findings": len(findings),
+            "by_category": dict(sorted(Counter(x["category"] for x in findings).items())),
+            "by_severity": dict(sorted(Counter(x["severity"] for x in findings).items())),
         },
     }
 

@@ -12,12 +12,18 @@ from hipport.parse.lexer import Lexed
 from hipport.rewrite.calls import WS, split_top_level
 
 
-def _callee_start(data: bytes, end: int) -> int | None:
+# What may stand before a launch statement's kernel: a statement or block boundary, a label,
+# the close of `if (...)`, or a macro's parameter list. Anything else (`a->k`, `pick(id)`,
+# `#include`) means the callee is not a plain kernel name: the launch is left as written.
+_BOUNDARY = frozenset(b";{}):\\")
+
+
+def _callee_start(lexed: Lexed, end: int) -> int | None:
     """Start of the kernel expression ending at `end`: `k`, `ns::k<T, 2>`, `(*fp)`."""
+    data = lexed.data
     i = end
     while True:
-        while i > 0 and data[i - 1] in WS:
-            i -= 1
+        i = lexed.previous_code(i)
         if i == 0:
             return None
         c = data[i - 1 : i]
@@ -26,20 +32,28 @@ def _callee_start(data: bytes, end: int) -> int | None:
             if i is None:
                 return None
             if c == b")":
-                return i
+                return i if _at_boundary(lexed, i) else None
             continue  # template arguments: the name comes before them
         j = i
         while j > 0 and (data[j - 1 : j].isalnum() or data[j - 1 : j] == b"_"):
             j -= 1
-        if j == i:
+        if j == i or data[j : j + 1].isdigit():
             return None
-        k = j
-        while k > 0 and data[k - 1] in b" \t":
-            k -= 1
+        k = lexed.previous_code(j)
         if data[k - 2 : k] == b"::":
             i = k - 2
             continue
-        return j
+        return j if _at_boundary(lexed, j) else None
+
+
+def _at_boundary(lexed: Lexed, start: int) -> bool:
+    before = lexed.previous_code(start)
+    if before == 0:
+        return True
+    if lexed.data[before - 1] in _BOUNDARY:
+        return True
+    # `else k<<<...>>>()` and `do k<<<...>>>()`: keywords, not a name the callee continues.
+    return lexed.data[max(0, before - 5) : before].split()[-1:] in ([b"else"], [b"do"])
 
 
 def _match_back(data: bytes, close: int) -> int | None:
@@ -78,7 +92,7 @@ def launch_edits(lexed: Lexed) -> tuple[list[Edit], list[int]]:
             skipped.append(p)  # a `<<<` inside another launch's configuration
             continue
         cfg = split_top_level(data, p + 3, b">>>")
-        callee = _callee_start(data, p)
+        callee = _callee_start(lexed, p)
         if cfg is None or callee is None:
             skipped.append(p)
             continue
@@ -94,9 +108,10 @@ def launch_edits(lexed: Lexed) -> tuple[list[Edit], list[int]]:
         while rest < len(data) and data[rest] in WS:
             rest += 1
         no_args = data[rest : rest + 1] == b")"
-        callee_end = p
-        while data[callee_end - 1] in WS:
-            callee_end -= 1
+        callee_end = lexed.previous_code(p)
+        if data[callee_end:p].strip(WS):
+            skipped.append(p)  # a comment between the kernel and `<<<`: leave it as written
+            continue
         template = b"<" in data[callee:callee_end]
         open_text = b"hipLaunchKernelGGL(" + (b"HIP_KERNEL_NAME(" if template else b"")
         edits.append(Edit(callee, callee, open_text, "launch", "<<<>>>"))

@@ -113,7 +113,9 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings) -> Renamed:
                 if new is None:
                     continue
         if new is None:
-            if CUDA_LOOKING.match(tok.text):
+            # A name the tables keep as it is (ncclAllReduce with RCCL) is ported, not left over.
+            if CUDA_LOOKING.match(tok.text) and (word not in mappings.entries
+                                                 or mappings.unsupported_reason(word) is not None):
                 leftovers[tok.text] += 1
                 first.setdefault(tok.text, tok.start)
             continue

@@ -1,0 +1,232 @@
+"""The check command's engine: collect files, run the selected rules on each (in parallel for
+many), apply suppressions and the baseline centrally, and decide the exit code."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from hipport import parallel
+from hipport.analysis import FileContext, analyze, context_for, to_finding
+from hipport.config import Settings, find_config
+from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
+from hipport.files import InputFile, collect
+from hipport.findings import SEVERITIES, Finding, severity_at_least
+from hipport.rules import CATEGORY_CODES, REGISTRY, Rule, all_rules
+from hipport.rules.suppression import UNUSED_SUPPRESSION
+from hipport import suppress
+
+BINARY_SNIFF = 8192
+# Default fail level: warnings and errors fail a check, info findings do not (they are notes on
+# code that works on HIP but deserves a look, and unused suppressions).
+DEFAULT_FAIL_ON = "warning"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What `check` does beyond the port Settings: rule selection and how it fails."""
+    select: tuple[str, ...] = ()  # empty: every rule
+    ignore: tuple[str, ...] = ()
+    fail_on: str = DEFAULT_FAIL_ON
+    exit_zero: bool = False
+
+
+@dataclass(frozen=True)
+class FileJob:
+    file: InputFile
+    path: str  # as reported: relative to the current folder where the file is under it
+    settings: Settings
+    rules: tuple[str, ...]  # codes of the selected rules
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """One file's outcome; it crosses process boundaries, so it is a small frozen value."""
+    path: str
+    kind: str
+    status: str  # checked | skipped | failed
+    reason: str = ""
+    findings: tuple[Finding, ...] = ()
+    suppressed: int = 0
+
+
+@dataclass
+class CheckResult:
+    files: list[FileCheck]
+    findings: list[Finding]  # after suppressions, selection and the baseline, in path order
+    rules: list[Rule]  # the selected rules
+    suppressed: int = 0
+    baselined: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def checked(self) -> int:
+        return sum(1 for f in self.files if f.status == "checked")
+
+    @property
+    def failed(self) -> list[FileCheck]:
+        return [f for f in self.files if f.status == "failed"]
+
+
+# --- selection -------------------------------------------------------------------------------
+
+def split_names(values: Iterable[str] | str | None) -> tuple[str, ...]:
+    """`--select a,b --select c` and TOML lists or comma strings, flattened."""
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        values = [values]
+    out = []
+    for v in values:
+        out.extend(p.strip() for p in str(v).split(",") if p.strip())
+    return tuple(out)
+
+
+def _matches(name: str, r: Rule) -> bool:
+    return name.upper() == r.code or name == r.category or name == r.name
+
+
+def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
+    """The rules a run uses: those matching `select` (all when empty) minus `ignore`. Names are
+    rule codes, rule names or categories; an unknown one is a usage error."""
+    rules = all_rules()
+    select, ignore = tuple(select), tuple(ignore)
+    for name in select + ignore:
+        if not (name in CATEGORY_CODES or any(_matches(name, r) for r in rules)):
+            raise HipportError(f"unknown rule or category {name!r} (see `hipport rules`)")
+    chosen = [r for r in rules if not select or any(_matches(n, r) for n in select)]
+    return [r for r in chosen if not any(_matches(n, r) for n in ignore)]
+
+
+def load_options(paths: list[Path], select=None, ignore=None, fail_on=None, exit_zero=False) -> Options:
+    """Options from `[tool.hipport]` (select, ignore, fail-on), then the command line, which wins."""
+    table = {}
+    found = find_config(paths[0]) if paths else None
+    if found:
+        _, table = found
+    cfg = {k.replace("_", "-"): v for k, v in table.items()}
+    sel = split_names(select) if select else split_names(cfg.get("select"))
+    ign = split_names(ignore) if ignore else split_names(cfg.get("ignore"))
+    level = fail_on or cfg.get("fail-on") or DEFAULT_FAIL_ON
+    if level not in SEVERITIES:
+        raise HipportError(f"fail-on must be one of {', '.join(SEVERITIES)}, not {level!r}")
+    return Options(select=sel, ignore=ign, fail_on=level, exit_zero=bool(exit_zero))
+
+
+# --- one file --------------------------------------------------------------------------------
+
+def check_source(data: bytes, path: str, kind: str, settings: Settings, rules: Iterable[Rule]) -> FileCheck:
+    """Findings for one buffer with suppressions applied. Never raises for the file's content;
+    a rule that raises costs its own findings and marks the file failed."""
+    if b"\0" in data[:BINARY_SNIFF]:
+        return FileCheck(path, kind, "skipped", reason="binary file (NUL bytes)")
+    if len(data) > settings.max_file_bytes:
+        return FileCheck(path, kind, "skipped", reason=f"larger than {settings.max_file_bytes // (1024 * 1024)} MiB")
+    try:
+        ctx = context_for(data, path, kind, settings)
+    except Exception as exc:  # the lexer or table loading: cost one file, never the run
+        return FileCheck(path, kind, "failed", reason=f"{type(exc).__name__}: {exc}")
+    return check_context(ctx, rules)
+
+
+def check_context(ctx: FileContext, rules: Iterable[Rule]) -> FileCheck:
+    """Findings for a file already lexed (the port shares its FileContext), suppressions applied."""
+    data, path, kind = ctx.data, ctx.path, ctx.kind
+    rules = list(rules)
+    run_here = [r for r in rules if kind in r.kinds and r.code != UNUSED_SUPPRESSION]
+    found, errors = _analyze(ctx, run_here)
+    sups = suppress.find_suppressions(data, kind, ctx.lexed.comments)
+    suppressed = 0
+    if sups:
+        names = suppress.Names(all_rules())
+        found, suppressed = suppress.apply(found, sups, names)
+        unused_rule = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
+        if unused_rule is not None:
+            extra = [to_finding(ctx, unused_rule, hit) for _, hit in suppress.unused_hits(sups, names, run_here)]
+            found = sorted(found + suppress.silence_self(extra, sups, names),
+                           key=lambda f: (f.line, f.column, f.rule, f.message))
+    if errors:
+        return FileCheck(path, kind, "failed", reason="; ".join(errors), findings=tuple(found), suppressed=suppressed)
+    return FileCheck(path, kind, "checked", findings=tuple(found), suppressed=suppressed)
+
+
+def _analyze(ctx, rules: list[Rule]) -> tuple[list[Finding], list[str]]:
+    try:
+        return analyze(ctx, rules), []
+    except Exception:
+        pass
+    found, errors = [], []  # find the rule that failed; keep the others' findings
+    for r in rules:
+        try:
+            found.extend(analyze(ctx, [r]))
+        except Exception as exc:
+            errors.append(f"rule {r.code} {r.name} failed: {type(exc).__name__}: {exc}")
+    return sorted(found, key=lambda f: (f.line, f.column, f.rule, f.message)), errors
+
+
+def check_file(job: FileJob) -> FileCheck:
+    """One file, I/O included (runs in a worker process for big runs)."""
+    f = job.file
+    if f.skip:
+        return FileCheck(job.path, f.kind, "skipped", reason=f.skip)
+    try:
+        data = f.path.read_bytes()
+    except OSError as exc:
+        return FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
+    all_rules()  # a fresh worker process imports the rule modules here
+    return check_source(data, job.path, f.kind, job.settings, [REGISTRY[c] for c in job.rules])
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+def display_path(f: InputFile, cwd: Path) -> str:
+    """Relative to the current folder when the file is under it (as editors and CI annotations
+    want), else relative to the root of the paths given."""
+    try:
+        return f.path.absolute().relative_to(cwd).as_posix()
+    except ValueError:
+        return f.rel
+
+
+def run_check(paths: list[Path], settings: Settings, options: Options,
+              baseline: Path | None = None, on_done: Callable[[], None] | None = None) -> CheckResult:
+    rules = select_rules(options.select, options.ignore)
+    counts = suppress.load_baseline(_read(baseline), str(baseline)) if baseline is not None else None
+    kinds = {k for r in rules if r.code != UNUSED_SUPPRESSION for k in r.kinds}
+    _, files = collect(paths, settings)
+    cwd = Path(os.getcwd())
+    codes = tuple(r.code for r in rules)
+    # A link inside the tree is not followed: its target is checked where it lies.
+    jobs = [FileJob(f, display_path(f, cwd), settings, codes) for f in files
+            if f.kind in kinds and f.link is None and not f.verbatim]
+    results = list(parallel.run(check_file, jobs, settings.jobs, on_done))
+    results.sort(key=lambda r: r.path)
+    findings = [f for r in results for f in r.findings]
+    result = CheckResult(results, findings, rules, suppressed=sum(r.suppressed for r in results))
+    if counts is not None:
+        result.findings, result.baselined = suppress.filter_baseline(findings, counts)
+    for r in results:
+        if r.status in ("skipped", "failed"):
+            result.notes.append(f"{r.path}: {r.status}: {r.reason}")
+    return result
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise HipportError(f"{path}: cannot read baseline: {exc.strerror or exc}") from None
+
+
+def exit_code(result: CheckResult, options: Options) -> int:
+    """0: nothing at or above the fail level (or --exit-zero); 1: findings at or above it;
+    2: a file could not be read or a rule failed on it."""
+    if result.failed:
+        return EXIT_USAGE
+    if options.exit_zero:
+        return EXIT_OK
+    if any(severity_at_least(f.severity, options.fail_on) for f in result.findings):
+        return EXIT_FINDINGS
+    return EXIT_OK

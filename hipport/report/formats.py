@@ -1,0 +1,213 @@
+"""Output formats for `check`: one table of formatters, each a function of the CheckResult.
+
+    text    path:line:col: severity: message [CODE category], then a summary line
+    json    SPEC's shape: version, tool, findings, summary
+    sarif   SARIF 2.1.0, for code-scanning uploads
+    github  GitHub Actions workflow commands (::error file=...::message), one per finding
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Callable
+
+from hipport import __version__
+from hipport.findings import SEVERITIES, Finding
+from hipport.rules import DOC_SECTIONS, Rule
+from hipport.suppress import normalize
+
+if TYPE_CHECKING:
+    from hipport.check import CheckResult
+
+JSON_VERSION = 1
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FINGERPRINT_KEY = "hipport/v1"
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+_GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
+
+
+def summary_line(result: CheckResult) -> str:
+    n, files = len(result.findings), _plural(result.checked, "file")
+    by = Counter(f.severity for f in result.findings)
+    if n:
+        parts = ", ".join(_plural(by[s], s) for s in reversed(SEVERITIES) if by[s])
+        line = f"Found {_plural(n, 'finding')} ({parts}) in {files}"
+    else:
+        line = f"No findings in {files}"
+    extra = []
+    if result.suppressed:
+        extra.append(f"{result.suppressed} suppressed")
+    if result.baselined:
+        extra.append(f"{result.baselined} in the baseline")
+    failed = len(result.failed)
+    if failed:
+        extra.append(f"{_plural(failed, 'file')} failed")
+    return line + (f" ({'; '.join(extra)})" if extra else "") + "."
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def format_text(result: CheckResult) -> str:
+    lines = [f"{f.path}:{f.line}:{f.column}: {f.severity}: {_one_line(f.message)} [{f.rule} {f.category}]"
+             for f in result.findings]
+    lines.append(summary_line(result))
+    return "\n".join(lines) + "\n"
+
+
+def json_document(result: CheckResult) -> dict:
+    by_category = Counter(f.category for f in result.findings)
+    by_severity = Counter(f.severity for f in result.findings)
+    return {
+        "version": JSON_VERSION,
+        "tool": {"name": "hipport", "version": __version__},
+        "findings": [f.to_json() for f in result.findings],
+        "summary": {
+            "files": result.checked,
+            "findings": len(result.findings),
+            "by_category": dict(sorted(by_category.items())),
+            "by_severity": {s: by_severity[s] for s in reversed(SEVERITIES) if by_severity[s]},
+        },
+    }
+
+
+def format_json(result: CheckResult) -> str:
+    return json.dumps(json_document(result), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- SARIF -----------------------------------------------------------------------------------
+
+def fingerprint(f: Finding) -> str:
+    """Stable across line moves: rule + path + whitespace-normalized line text."""
+    key = "\0".join((f.rule, f.path, normalize(f.snippet)))
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _short(rule: Rule) -> str:
+    what = " ".join(rule.section("What it does").split())
+    if not what:
+        return rule.name.replace("-", " ")
+    end = what.find(". ")
+    return what if end < 0 else what[: end + 1]
+
+
+def _help_markdown(rule: Rule) -> str:
+    parts = []
+    for title in DOC_SECTIONS:
+        body = rule.section(title)
+        if not body:
+            continue
+        if title == "Example":
+            body = "```cuda\n" + body + "\n```"
+        parts.append(f"## {title}\n\n{body}")
+    return "\n\n".join(parts) or rule.doc
+
+
+def sarif_rule(rule: Rule) -> dict:
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": _short(rule)},
+        "fullDescription": {"text": " ".join(rule.section("What it does").split()) or _short(rule)},
+        "help": {"text": rule.doc or _short(rule), "markdown": _help_markdown(rule)},
+        "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+        "properties": {"category": rule.category, "effort": rule.effort, "tags": [rule.category]},
+    }
+
+
+def sarif_document(result: CheckResult) -> dict:
+    rules = sorted({r.code: r for r in result.rules}.values(), key=lambda r: r.code)
+    index = {r.code: i for i, r in enumerate(rules)}
+    seen: Counter = Counter()
+    results = []
+    for f in result.findings:
+        fp = fingerprint(f)
+        seen[fp] += 1
+        region = {"startLine": f.line, "startColumn": f.column}
+        if (f.end_line, f.end_column) >= (f.line, f.column):
+            region.update(endLine=f.end_line, endColumn=f.end_column)
+        if f.snippet:
+            region["snippet"] = {"text": f.snippet}
+        item = {
+            "ruleId": f.rule,
+            "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                "region": region,
+            }}],
+            "partialFingerprints": {FINGERPRINT_KEY: f"{fp}:{seen[fp]}"},
+            "properties": {"category": f.category, "effort": f.effort, "severity": f.severity},
+        }
+        if f.rule in index:
+            item["ruleIndex"] = index[f.rule]
+        if f.suggestion:
+            item["properties"]["suggestion"] = f.suggestion
+        results.append(item)
+    notifications = [{"level": "error" if r.status == "failed" else "note",
+                      "message": {"text": f"{r.status}: {r.reason}"},
+                      "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.path, "uriBaseId": "%SRCROOT%"}}}]}
+                     for r in result.files if r.status in ("skipped", "failed")]
+    invocation = {"executionSuccessful": not result.failed}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "hipport",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": [sarif_rule(r) for r in rules],
+            }},
+            "invocations": [invocation],
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def format_sarif(result: CheckResult) -> str:
+    return json.dumps(sarif_document(result), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- GitHub Actions --------------------------------------------------------------------------
+
+def escape_data(text: str) -> str:
+    """A workflow command's message: `%`, CR and LF are encoded."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value: also `:` and `,`."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_github(result: CheckResult) -> str:
+    lines = []
+    for f in result.findings:
+        props = [("file", f.path), ("line", str(f.line)), ("col", str(f.column))]
+        if (f.end_line, f.end_column) >= (f.line, f.column):
+            props += [("endLine", str(f.end_line)), ("endColumn", str(f.end_column))]
+        props.append(("title", f.rule))
+        message = f.message + (f"\n{f.suggestion}" if f.suggestion else "")
+        lines.append(f"::{_GITHUB_COMMAND[f.severity]} "
+                     + ",".join(f"{k}={escape_property(v)}" for k, v in props)
+                     + f"::{escape_data(message)}")
+    return "".join(line + "\n" for line in lines)
+
+
+FORMATTERS: dict[str, Callable[[CheckResult], str]] = {
+    "text": format_text,
+    "json": format_json,
+    "sarif": format_sarif,
+    "github": format_github,
+}

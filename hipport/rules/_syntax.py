@@ -1,0 +1,1024 @@
+"""Shared syntax helpers for rule authors. Everything here is computed once per FileContext
+and cached on it, so rules can call these freely.
+
+Stable API (other rule modules import these; add, never rename):
+
+Caching
+    memo(ctx, key, compute)         -> compute(ctx), computed once per context and key (stored
+                                       on the context; use a module-specific key)
+
+Preprocessor branches (nvcc's view: host pass, device pass)
+    cuda_excluded(ctx, offset)      -> bool  offset sits in an `#if` branch nvcc never compiles
+                                             (`#ifdef __HIP_PLATFORM_AMD__`, `#if defined(USE_ROCM)`,
+                                             `#ifndef __CUDACC__`, `#if 0`, the `#else` of
+                                             `#ifdef __CUDACC__`, ...)
+    host_pass_only(ctx, offset)     -> bool  compiled only without __CUDA_ARCH__ (`#ifndef
+                                             __CUDA_ARCH__`), or excluded altogether
+    device_pass_only(ctx, offset)   -> bool  compiled only with __CUDA_ARCH__ defined
+    live(ctx, offset)               -> bool  in code (not comment/string) and not cuda_excluded
+    hip_excluded(ctx, offset)       -> bool  in a branch hipcc never compiles (`#ifndef
+                                             __HIP_PLATFORM_AMD__`, `#else` of `#ifdef __HIPCC__`,
+                                             `#if !defined(USE_ROCM)`): already platform-split
+    relevant(ctx, offset)           -> bool  live and not hip_excluded: where a porting finding
+                                             makes sense (most rules want this one)
+
+Device code
+    device_functions(ctx)           -> tuple[DeviceFunction, ...]  `__global__`/`__device__`
+                                       (incl. `__host__ __device__`) function bodies, device
+                                       lambdas (`[=] __device__ (...) {...}`), and functions of
+                                       this file that are only called from device code
+    device_function_at(ctx, offset) -> DeviceFunction | None  innermost one around offset
+    in_device_code(ctx, offset)     -> bool  inside one of those bodies and compiled in the
+                                             device pass (so `#ifndef __CUDA_ARCH__` code in a
+                                             `__host__ __device__` function is host code)
+    qualifier_macros(ctx)           -> dict[bytes, frozenset[bytes]]  `#define HD __host__
+                                       __device__` style macros (plus well-known library ones)
+
+Tree access (tree-sitter-cuda)
+    nodes(ctx, *types)              -> list of nodes of those types, in source order
+    live_nodes(ctx, *types)         -> the same, only those for which live(start) holds
+    relevant_nodes(ctx, *types)     -> the same, only those for which relevant(start) holds
+    call_name(call) -> str          callee's last name: `f`, `ns::f`, `f<T>`, `obj.f` -> "f"
+    call_qualified_name(call) -> str  callee as written without template args ("cuda::memcpy_async")
+    is_template_call(call) -> bool  `f<T>(...)`
+    call_args(call) -> list[Node]   argument nodes
+    text(node) -> str               node's source text (utf-8, errors replaced)
+
+Constants
+    int_constants(ctx)              -> dict[str, int]  simple `#define N 128`, `constexpr int N =
+                                       4 * 32;`, `const unsigned N = ...;` integer constants
+    eval_int(ctx, expr)             -> int | None  an integer constant expression (bytes, str
+                                       or node): literals, + - * / % << >> & | ^ ~ ! ( ),
+                                       comparisons, `sizeof(T)` for known T, names from
+                                       int_constants, casts to integral types
+    TYPE_SIZES                      -> dict[str, int]  byte sizes of builtin/vector types
+
+Shared memory
+    shared_declarations(ctx)        -> list[SharedDecl]  each `__shared__` variable: declaration
+                                       node, name, dimension size nodes (outermost first, None
+                                       for `[]`), element type text, extern or not
+
+Macros and directives
+    macro_bodies(ctx)               -> list[MacroDef]  each `#define`: name, params, body span
+    live_includes(ctx)              -> list[(Directive, bytes path)]  includes nvcc compiles
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+__all__ = [
+    "DeviceFunction", "MacroDef", "TYPE_SIZES", "call_args", "call_name", "call_qualified_name",
+    "cuda_excluded", "device_function_at", "device_functions", "device_pass_only", "eval_int",
+    "hip_excluded", "host_pass_only", "in_device_code", "int_constants", "is_template_call", "live",
+    "live_includes", "live_nodes", "macro_bodies", "memo", "nodes", "qualifier_macros", "relevant",
+    "relevant_nodes", "SharedDecl", "shared_declarations", "text",
+]
+
+
+# --------------------------------------------------------------------------- caching
+
+def memo(ctx, key: str, compute: Callable):
+    """compute(ctx), once per context and key. The cache lives on the context object."""
+    cache = ctx.__dict__.setdefault("_hipport_syntax_cache", {})
+    try:
+        return cache[key]
+    except KeyError:
+        value = cache[key] = compute(ctx)
+        return value
+
+
+def text(node) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None else ""
+
+
+# --------------------------------------------------------------------------- preprocessor
+
+# Macros nvcc never defines (HIP/ROCm toolchains do), and macros it always defines.
+_HIP_ONLY = frozenset("""
+__HIP_PLATFORM_AMD__ __HIP_PLATFORM_HCC__ __HIPCC__ __HIP__ __HIP_DEVICE_COMPILE__ __HIPCC_RTC__
+__HIP_ROCclr__ __HIP_CLANG_ONLY__ __AMDGCN__ __AMDGPU__ __amdgcn__ __AMDGCN_WAVEFRONT_SIZE
+__AMDGCN_WAVEFRONT_SIZE__ USE_ROCM USE_HIP WITH_ROCM WITH_HIP HIP_PLATFORM_AMD __HIP_PLATFORM_AMD
+ROCM_VERSION TORCH_HIP_VERSION HIP_VERSION HIP_VERSION_MAJOR HIP_VERSION_MINOR HIP_VERSION_PATCH
+__HIP_NO_HALF_CONVERSIONS__ __HIP_ARCH_GFX90A__ __HIP_ARCH_GFX942__ HIPRT
+""".split())
+_HIP_ONLY_RE = re.compile(r"__gfx\w+__|__HIP_ARCH_\w+__|__GFX\d+__\Z")
+_CUDA_DEFINED = {"__CUDACC__": 1, "__NVCC__": 1, "__CUDA__": None}
+
+_LO, _HI = -(1 << 62), 1 << 62
+
+
+class _Val:
+    """An integer known only as an interval (exact values have lo == hi)."""
+
+    __slots__ = ("lo", "hi")
+
+    def __init__(self, lo: int, hi: int):
+        self.lo, self.hi = lo, hi
+
+    @property
+    def exact(self) -> int | None:
+        return self.lo if self.lo == self.hi else None
+
+    def truth(self) -> bool | None:
+        if self.lo == self.hi == 0:
+            return False
+        if self.lo > 0 or self.hi < 0:
+            return True
+        return None
+
+
+_UNKNOWN = _Val(_LO, _HI)
+
+
+def _exact(v: int) -> _Val:
+    return _Val(v, v)
+
+
+def _from_truth(t: bool | None) -> _Val:
+    return _UNKNOWN if t is None else _exact(int(t))
+
+
+_PP_TOKEN = re.compile(
+    r"\s*(?:(?P<num>0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*)[uUlL]*"
+    r"|(?P<id>[A-Za-z_]\w*)|(?P<op>&&|\|\||==|!=|<=|>=|<<|>>|[-+*/%()!~<>&|^?:,]))"
+)
+
+
+def _pp_tokens(expr: str) -> list[tuple[str, str]]:
+    out, pos = [], 0
+    expr = expr.strip()
+    while pos < len(expr):
+        m = _PP_TOKEN.match(expr, pos)
+        if not m or m.end() == pos:
+            out.append(("bad", expr[pos]))
+            pos += 1
+            continue
+        pos = m.end()
+        kind = m.lastgroup
+        out.append((kind, m.group(kind)))
+    return out
+
+
+def _int_literal(tok: str) -> int | None:
+    tok = tok.replace("'", "").rstrip("uUlLzZ")
+    try:
+        if tok[:2] in ("0x", "0X"):
+            return int(tok, 16)
+        if tok[:2] in ("0b", "0B"):
+            return int(tok[2:], 2)
+        if len(tok) > 1 and tok[0] == "0":
+            return int(tok, 8)
+        return int(tok)
+    except ValueError:
+        return None
+
+
+class _PPEval:
+    """Evaluates an #if expression to a _Val, given a lookup for names and defined()."""
+
+    _PREC = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7,
+             "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+
+    def __init__(self, tokens, value_of, defined_of):
+        self.toks, self.i = tokens, 0
+        self.value_of, self.defined_of = value_of, defined_of
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else ("end", "")
+
+    def take(self):
+        tok = self.peek()
+        self.i += 1
+        return tok
+
+    def parse(self) -> _Val:
+        try:
+            v = self.ternary()
+        except (IndexError, ValueError, ZeroDivisionError):
+            return _UNKNOWN
+        return v if self.peek()[0] == "end" else _UNKNOWN
+
+    def ternary(self) -> _Val:
+        cond = self.binary(1)
+        if self.peek() == ("op", "?"):
+            self.take()
+            a = self.ternary()
+            if self.take() != ("op", ":"):
+                raise ValueError
+            b = self.ternary()
+            t = cond.truth()
+            if t is None:
+                return a if (a.lo, a.hi) == (b.lo, b.hi) else _UNKNOWN
+            return a if t else b
+        return cond
+
+    def binary(self, min_prec: int) -> _Val:
+        left = self.unary()
+        while True:
+            kind, op = self.peek()
+            prec = self._PREC.get(op) if kind == "op" else None
+            if prec is None or prec < min_prec:
+                return left
+            self.take()
+            right = self.binary(prec + 1)
+            left = self.apply(op, left, right)
+
+    def apply(self, op: str, a: _Val, b: _Val) -> _Val:
+        if op == "&&":
+            ta, tb = a.truth(), b.truth()
+            if ta is False or tb is False:
+                return _exact(0)
+            return _exact(1) if ta and tb else _UNKNOWN
+        if op == "||":
+            ta, tb = a.truth(), b.truth()
+            if ta or tb:
+                return _exact(1)
+            return _exact(0) if ta is False and tb is False else _UNKNOWN
+        if op in ("<", ">", "<=", ">=", "==", "!="):
+            return _from_truth(self.compare(op, a, b))
+        x, y = a.exact, b.exact
+        if x is None or y is None:
+            return _UNKNOWN
+        return _exact(_arith(op, x, y))
+
+    @staticmethod
+    def compare(op: str, a: _Val, b: _Val) -> bool | None:
+        if op == ">":
+            op, a, b = "<", b, a
+        elif op == ">=":
+            op, a, b = "<=", b, a
+        if op == "<":
+            return True if a.hi < b.lo else False if a.lo >= b.hi else None
+        if op == "<=":
+            return True if a.hi <= b.lo else False if a.lo > b.hi else None
+        eq = True if a.exact is not None and a.exact == b.exact else (
+            False if a.hi < b.lo or b.hi < a.lo else None)
+        if op == "==":
+            return eq
+        return None if eq is None else not eq
+
+    def unary(self) -> _Val:
+        kind, tok = self.take()
+        if kind == "op" and tok == "(":
+            v = self.ternary()
+            if self.take() != ("op", ")"):
+                raise ValueError
+            return v
+        if kind == "op" and tok == "!":
+            t = self.unary().truth()
+            return _from_truth(None if t is None else not t)
+        if kind == "op" and tok in "-+~":
+            v = self.unary()
+            if v.exact is None:
+                return _UNKNOWN
+            return _exact(-v.exact if tok == "-" else v.exact if tok == "+" else ~v.exact)
+        if kind == "num":
+            n = _int_literal(tok)
+            return _UNKNOWN if n is None else _exact(n)
+        if kind == "id":
+            if tok == "defined":
+                paren = self.peek() == ("op", "(")
+                if paren:
+                    self.take()
+                _, name = self.take()
+                if paren and self.take() != ("op", ")"):
+                    raise ValueError
+                return _from_truth(self.defined_of(name))
+            if self.peek() == ("op", "("):  # a function-like macro or __has_include(...)
+                depth = 0
+                while True:
+                    k, t = self.take()
+                    if k == "end":
+                        raise ValueError
+                    depth += t == "(" and k == "op"
+                    depth -= t == ")" and k == "op"
+                    if depth == 0:
+                        return _UNKNOWN
+            if tok in ("true", "false"):
+                return _exact(int(tok == "true"))
+            return self.value_of(tok)
+        raise ValueError
+
+
+def _arith(op: str, x: int, y: int) -> int:
+    if op == "+":
+        return x + y
+    if op == "-":
+        return x - y
+    if op == "*":
+        return x * y
+    if op == "/":
+        return int(x / y)
+    if op == "%":
+        return x - int(x / y) * y
+    if op == "<<":
+        if y < 0 or y > 128:
+            raise ValueError
+        return x << y
+    if op == ">>":
+        if y < 0:
+            raise ValueError
+        return x >> y
+    if op == "&":
+        return x & y
+    if op == "|":
+        return x | y
+    if op == "^":
+        return x ^ y
+    raise ValueError
+
+
+def _env(device: bool):
+    def defined_of(name: str) -> bool | None:
+        if name == "__CUDA_ARCH__":
+            return device
+        if name in _HIP_ONLY or _HIP_ONLY_RE.match(name):
+            return False
+        if name in _CUDA_DEFINED:
+            return True
+        return None
+
+    def value_of(name: str) -> _Val:
+        if name == "__CUDA_ARCH__":
+            return _Val(300, 1300) if device else _exact(0)
+        if name in _HIP_ONLY or _HIP_ONLY_RE.match(name):
+            return _exact(0)
+        v = _CUDA_DEFINED.get(name, "unknown")
+        if v == "unknown" or v is None:
+            return _UNKNOWN
+        return _exact(v)
+
+    return value_of, defined_of
+
+
+_HOST_ENV, _DEVICE_ENV = _env(False), _env(True)
+
+# hipcc on AMD: HIP's own macros are known; CUDA's (__CUDACC__, __CUDA_ARCH__, CUDA_VERSION) are
+# left unknown, since the porter rewrites them and the arch-macro rules report them.
+_HIP_DEFINED = {"__HIP_PLATFORM_AMD__": 1, "__HIP_PLATFORM_HCC__": 1, "__HIPCC__": 1, "__HIP__": 1,
+                "USE_ROCM": 1, "__HIP_ROCclr__": 1, "__AMDGCN__": None, "__HIP_DEVICE_COMPILE__": None}
+_HIP_UNDEFINED = frozenset({"__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__"})
+
+
+def _hip_env():
+    def defined_of(name: str) -> bool | None:
+        if name in _HIP_DEFINED:
+            return True
+        if name in _HIP_UNDEFINED:
+            return False
+        return None
+
+    def value_of(name: str) -> _Val:
+        if name in _HIP_UNDEFINED:
+            return _exact(0)
+        v = _HIP_DEFINED.get(name)
+        return _UNKNOWN if v is None else _exact(v)
+
+    return value_of, defined_of
+
+
+_HIP_ENV = _hip_env()
+_DIRECTIVE_HEAD = re.compile(r"^\s*#\s*(\w+)")
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+
+
+def _logical_line(data: bytes, start: int) -> tuple[str, int]:
+    """The directive's text from `start` through backslash continuations; and its end."""
+    end = start
+    while True:
+        nl = data.find(b"\n", end)
+        if nl < 0:
+            end = len(data)
+            break
+        line = data[end:nl].rstrip(b"\r")
+        if line.endswith(b"\\"):
+            end = nl + 1
+            continue
+        end = nl
+        break
+    raw = data[start:end].replace(b"\\\r\n", b" ").replace(b"\\\n", b" ")
+    return _COMMENT.sub(" ", raw.decode("latin-1")), end
+
+
+def _condition(directive_text: str, name: str) -> str | None:
+    body = _DIRECTIVE_HEAD.sub("", directive_text, count=1).strip()
+    if name in ("ifdef", "elifdef"):
+        return f"defined({body.split()[0]})" if body.split() else None
+    if name in ("ifndef", "elifndef"):
+        return f"!defined({body.split()[0]})" if body.split() else None
+    if name in ("if", "elif"):
+        return body
+    return "1"  # else
+
+
+def _truth_of(expr: str | None, env) -> bool | None:
+    if expr is None:
+        return None
+    return _PPEval(_pp_tokens(expr), *env).parse().truth()
+
+
+@dataclass
+class _Branches:
+    starts: list[int]  # directive start offsets, sorted
+    paths: list[tuple]  # the branch path in force *after* each directive
+    state: dict  # (block, n) -> (host, device, hip): each bool | None
+
+
+def _branches(ctx) -> _Branches:
+    data = ctx.data
+    starts, paths, state = [], [], {}
+    # block id -> list of each earlier branch's (host, device) condition truth
+    earlier: dict[int, list[tuple]] = {}
+    for d in ctx.lexed.directives:
+        name = d.name.decode("latin-1")
+        if name in ("if", "ifdef", "ifndef", "elif", "else", "elifdef", "elifndef") and d.branch:
+            block, n = d.branch[-1]
+            line, _ = _logical_line(data, d.start)
+            cond = _condition(line, name)
+            host = _truth_of(cond, _HOST_ENV)
+            dev = _truth_of(cond, _DEVICE_ENV)
+            hip = _truth_of(cond, _HIP_ENV)
+            prior = earlier.setdefault(block, [])
+            state[(block, n)] = (_active(host, [p[0] for p in prior]),
+                                 _active(dev, [p[1] for p in prior]),
+                                 _active(hip, [p[2] for p in prior]))
+            prior.append((host, dev, hip))
+        path = d.branch[:-1] if name == "endif" else d.branch
+        starts.append(d.start)
+        paths.append(path)
+    return _Branches(starts, paths, state)
+
+
+def _active(cond: bool | None, prior: list) -> bool | None:
+    """A branch is taken when its condition holds and no earlier branch's did."""
+    if cond is False or any(p is True for p in prior):
+        return False
+    if cond is True and all(p is False for p in prior):
+        return True
+    return None
+
+
+def _path_at(ctx, offset: int) -> tuple:
+    br = memo(ctx, "branches", _branches)
+    i = bisect.bisect_right(br.starts, offset) - 1
+    return br.paths[i] if i >= 0 else ()
+
+
+def _pass_states(ctx, offset: int) -> tuple[bool, bool, bool]:
+    """(never in nvcc's host pass, never in its device pass, never compiled by hipcc)."""
+    br = memo(ctx, "branches", _branches)
+    no_host = no_dev = no_hip = False
+    for key in _path_at(ctx, offset):
+        host, dev, hip = br.state.get(key, (None, None, None))
+        no_host |= host is False
+        no_dev |= dev is False
+        no_hip |= hip is False
+    return no_host, no_dev, no_hip
+
+
+def cuda_excluded(ctx, offset: int) -> bool:
+    no_host, no_dev, _ = _pass_states(ctx, offset)
+    return no_host and no_dev
+
+
+def hip_excluded(ctx, offset: int) -> bool:
+    return _pass_states(ctx, offset)[2]
+
+
+def host_pass_only(ctx, offset: int) -> bool:
+    return _pass_states(ctx, offset)[1]
+
+
+def device_pass_only(ctx, offset: int) -> bool:
+    return _pass_states(ctx, offset)[0]
+
+
+def live(ctx, offset: int) -> bool:
+    return ctx.in_code(offset) and not cuda_excluded(ctx, offset)
+
+
+def relevant(ctx, offset: int) -> bool:
+    return live(ctx, offset) and not hip_excluded(ctx, offset)
+
+
+# --------------------------------------------------------------------------- tree access
+
+def _index(ctx) -> dict[str, list]:
+    by_type: dict[str, list] = {}
+    stack = [ctx.tree.root_node]
+    while stack:
+        node = stack.pop()
+        by_type.setdefault(node.type, []).append(node)
+        stack.extend(reversed(node.children))
+    return by_type
+
+
+def nodes(ctx, *types: str) -> list:
+    index = memo(ctx, "node_index", _index)
+    if len(types) == 1:
+        return index.get(types[0], [])
+    out = [n for t in types for n in index.get(t, [])]
+    out.sort(key=lambda n: n.start_byte)
+    return out
+
+
+def live_nodes(ctx, *types: str) -> list:
+    return [n for n in nodes(ctx, *types) if live(ctx, n.start_byte)]
+
+
+def relevant_nodes(ctx, *types: str) -> list:
+    return [n for n in nodes(ctx, *types) if relevant(ctx, n.start_byte)]
+
+
+def _callee(call):
+    fn = call.child_by_field_name("function")
+    while fn is not None and fn.type == "parenthesized_expression" and fn.named_child_count:
+        fn = fn.named_children[0]
+    return fn
+
+
+def _last_name(node) -> str:
+    while node is not None:
+        if node.type in ("identifier", "field_identifier", "type_identifier",
+                         "namespace_identifier", "destructor_name", "operator_name"):
+            return text(node)
+        if node.type == "qualified_identifier":
+            node = node.child_by_field_name("name")
+        elif node.type in ("template_function", "template_method", "template_type"):
+            node = node.child_by_field_name("name")
+        elif node.type == "field_expression":
+            node = node.child_by_field_name("field")
+        else:
+            return ""
+    return ""
+
+
+def call_name(call) -> str:
+    """The called function's own name: `f`, `ns::f`, `f<T>`, `obj.f`, `p->f` all give "f"."""
+    return _last_name(_callee(call))
+
+
+def call_qualified_name(call) -> str:
+    """The callee as written, template arguments dropped: "cuda::memcpy_async", "cg::wait"."""
+    fn = _callee(call)
+    if fn is None:
+        return ""
+    parts = []
+    node = fn
+    while node is not None and node.type == "qualified_identifier":
+        scope = node.child_by_field_name("scope")
+        parts.append(_last_name(scope) if scope is not None else "")
+        node = node.child_by_field_name("name")
+    parts.append(_last_name(node))
+    return "::".join(parts)
+
+
+def is_template_call(call) -> bool:
+    fn = _callee(call)
+    while fn is not None and fn.type == "qualified_identifier":
+        fn = fn.child_by_field_name("name")
+    return fn is not None and fn.type in ("template_function", "template_method")
+
+
+def call_args(call) -> list:
+    args = call.child_by_field_name("arguments")
+    if args is None:
+        return []
+    return [c for c in args.named_children if c.type != "comment"]
+
+
+# --------------------------------------------------------------------------- macros
+
+@dataclass(frozen=True)
+class MacroDef:
+    name: bytes
+    params: tuple[bytes, ...] | None  # None for an object-like macro
+    start: int  # the directive's start
+    body_start: int
+    body_end: int  # end of the logical line (continuations included)
+
+
+_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?")
+
+
+def _macros(ctx) -> list[MacroDef]:
+    out = []
+    data = ctx.data
+    for d in ctx.lexed.directives:
+        if d.name != b"define":
+            continue
+        m = _DEFINE.match(data, d.start)
+        if not m:
+            continue
+        _, end = _logical_line(data, d.start)
+        params = None
+        if m.group(2) is not None:
+            params = tuple(p.strip() for p in m.group(2)[1:-1].split(b",") if p.strip())
+        out.append(MacroDef(m.group(1), params, d.start, m.end(), end))
+    return out
+
+
+def macro_bodies(ctx) -> list[MacroDef]:
+    return memo(ctx, "macros", _macros)
+
+
+def live_includes(ctx) -> list:
+    out = []
+    for d in ctx.lexed.includes:
+        if not cuda_excluded(ctx, d.start):
+            out.append((d, d.path(ctx.data)))
+    return out
+
+
+# --------------------------------------------------------------------------- device code
+
+_QUALIFIER_WORDS = frozenset(
+    b"__host__ __device__ __global__ __forceinline__ __noinline__ inline __inline__ static "
+    b"constexpr extern __attribute__ __always_inline__ __inline".split()
+)
+# Library macros that commonly carry execution-space qualifiers.
+_KNOWN_QUALIFIER_MACROS = {
+    b"C10_HOST_DEVICE": frozenset({b"__host__", b"__device__"}),
+    b"C10_DEVICE": frozenset({b"__device__"}),
+    b"CUTLASS_HOST_DEVICE": frozenset({b"__host__", b"__device__"}),
+    b"CUTLASS_DEVICE": frozenset({b"__device__"}),
+    b"CUTLASS_GLOBAL": frozenset({b"__global__"}),
+    b"CUTE_HOST_DEVICE": frozenset({b"__host__", b"__device__"}),
+    b"CUTE_DEVICE": frozenset({b"__device__"}),
+    b"__host__": frozenset({b"__host__"}),
+    b"__device__": frozenset({b"__device__"}),
+    b"__global__": frozenset({b"__global__"}),
+}
+_SPACE = frozenset({b"__host__", b"__device__", b"__global__"})
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+
+
+def _qualifier_macros(ctx) -> dict[bytes, frozenset[bytes]]:
+    table = dict(_KNOWN_QUALIFIER_MACROS)
+    pending = [m for m in macro_bodies(ctx) if m.params is None]
+    changed = True
+    while changed:
+        changed = False
+        for m in pending:
+            if m.name in table and m.name not in _KNOWN_QUALIFIER_MACROS:
+                continue
+            body = _COMMENT.sub(" ", ctx.data[m.body_start:m.body_end].decode("latin-1")).encode()
+            words = _WORD.findall(body)
+            if not words:
+                continue
+            spaces: set[bytes] = set()
+            ok = True
+            for w in words:
+                if w in table:
+                    spaces |= table[w]
+                elif w not in _QUALIFIER_WORDS:
+                    ok = False
+                    break
+            if ok and spaces & _SPACE and table.get(m.name) != frozenset(spaces):
+                table[m.name] = frozenset(spaces)
+                changed = True
+    return table
+
+
+def qualifier_macros(ctx) -> dict[bytes, frozenset[bytes]]:
+    return memo(ctx, "qualifier_macros", _qualifier_macros)
+
+
+@dataclass(frozen=True)
+class DeviceFunction:
+    name: str  # "" for a lambda
+    kind: str  # "global" | "device" | "host-device" | "lambda" | "called-from-device"
+    start: int  # start of the definition
+    body_start: int  # the body's `{`
+    body_end: int  # just past the body's `}`
+
+
+def _spaces_before(ctx, start: int, end: int) -> set[bytes]:
+    """Execution-space qualifiers written between start and end (macros expanded)."""
+    table = qualifier_macros(ctx)
+    out: set[bytes] = set()
+    for m in _WORD.finditer(ctx.data, start, end):
+        if ctx.in_code(m.start()) and m.group() in table:
+            out |= table[m.group()]
+    return out
+
+
+def _function_declarator(node):
+    d = node.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        d = d.child_by_field_name("declarator")
+    return d
+
+
+def _function_name(fdecl) -> str:
+    return _last_name(fdecl.child_by_field_name("declarator")) if fdecl is not None else ""
+
+
+def _kind(spaces: set[bytes]) -> str | None:
+    if b"__global__" in spaces:
+        return "global"
+    if b"__device__" in spaces:
+        return "host-device" if b"__host__" in spaces else "device"
+    return None
+
+
+def _definition_start(node) -> int:
+    parent = node.parent
+    while parent is not None and parent.type in ("template_declaration", "linkage_specification"):
+        node = parent
+        parent = node.parent
+    return node.start_byte
+
+
+def _device_functions(ctx) -> tuple[DeviceFunction, ...]:
+    found: list[DeviceFunction] = []
+    host_defs = []  # (name, node, body) of functions with no execution space written
+    device_declared: set[str] = set()
+
+    for decl in nodes(ctx, "declaration", "field_declaration"):
+        fdecl = _function_declarator(decl)
+        if fdecl is None or cuda_excluded(ctx, decl.start_byte):
+            continue
+        spaces = _spaces_before(ctx, decl.start_byte, fdecl.start_byte)
+        if _kind(spaces) in ("device", "global"):
+            device_declared.add(_function_name(fdecl))
+
+    for fn in nodes(ctx, "function_definition"):
+        body = fn.child_by_field_name("body")
+        fdecl = _function_declarator(fn)
+        if body is None or fdecl is None or cuda_excluded(ctx, fn.start_byte):
+            continue
+        name = _function_name(fdecl)
+        spaces = _spaces_before(ctx, fn.start_byte, fdecl.start_byte)
+        # `__launch_bounds__(...)` and attributes may also sit after the declarator's name
+        kind = _kind(spaces)
+        if kind is None and name in device_declared:
+            kind = "device"
+        if kind:
+            found.append(DeviceFunction(name, kind, _definition_start(fn), body.start_byte, body.end_byte))
+        elif b"__host__" not in spaces and name != "main":
+            host_defs.append((name, fn, body))
+
+    for lam in nodes(ctx, "lambda_expression"):
+        body = lam.child_by_field_name("body")
+        if body is None or cuda_excluded(ctx, lam.start_byte):
+            continue
+        head_end = body.start_byte
+        decl = lam.child_by_field_name("declarator")
+        if decl is not None:
+            head_end = decl.start_byte
+        spaces = _spaces_before(ctx, lam.start_byte, head_end)
+        if b"__device__" in spaces or b"__global__" in spaces:
+            found.append(DeviceFunction("", "lambda", lam.start_byte, body.start_byte, body.end_byte))
+
+    # Functions with no qualifier that this file only ever calls from device code (a name that
+    # also has a device overload here is left alone: its calls cannot be told apart).
+    device_names = {f.name for f in found} | device_declared
+    host_defs = [h for h in host_defs if h[0] not in device_names]
+    if host_defs:
+        calls: dict[str, list[int]] = {}
+        for call in nodes(ctx, "call_expression"):
+            if live(ctx, call.start_byte):
+                calls.setdefault(call_name(call), []).append(call.start_byte)
+        changed = True
+        while changed:
+            changed = False
+            ranges = _segments(found)
+            for item in list(host_defs):
+                name, fn, body = item
+                sites = [s for s in calls.get(name, ()) if not body.start_byte <= s < body.end_byte]
+                if sites and all(_in_device(ctx, ranges, s) for s in sites):
+                    found.append(DeviceFunction(name, "called-from-device", _definition_start(fn),
+                                                body.start_byte, body.end_byte))
+                    host_defs.remove(item)
+                    changed = True
+    found.sort(key=lambda f: (f.body_start, -f.body_end))
+    return tuple(found)
+
+
+def device_functions(ctx) -> tuple[DeviceFunction, ...]:
+    return memo(ctx, "device_functions", _device_functions)
+
+
+@dataclass
+class _Segments:
+    starts: list[int]
+    ends: list[int]
+    funcs: list
+
+
+def _segments(funcs: Iterable[DeviceFunction]) -> _Segments:
+    """Flatten nested body ranges into disjoint segments, each tagged with its innermost
+    function."""
+    events = sorted(funcs, key=lambda f: (f.body_start, -f.body_end))
+    starts, ends, owners = [], [], []
+    stack: list[DeviceFunction] = []
+    pos = 0
+
+    def emit(upto: int):
+        nonlocal pos
+        if stack and upto > pos:
+            starts.append(pos)
+            ends.append(upto)
+            owners.append(stack[-1])
+        pos = max(pos, upto)
+
+    for f in events:
+        while stack and stack[-1].body_end <= f.body_start:
+            emit(stack[-1].body_end)
+            stack.pop()
+        emit(f.body_start)
+        pos = f.body_start
+        stack.append(f)
+    while stack:
+        emit(stack[-1].body_end)
+        stack.pop()
+    return _Segments(starts, ends, owners)
+
+
+def _owner(seg: _Segments, offset: int):
+    i = bisect.bisect_right(seg.starts, offset) - 1
+    if i >= 0 and offset < seg.ends[i]:
+        return seg.funcs[i]
+    return None
+
+
+def _in_device(ctx, seg: _Segments, offset: int) -> bool:
+    return _owner(seg, offset) is not None and not host_pass_only(ctx, offset)
+
+
+def device_function_at(ctx, offset: int) -> DeviceFunction | None:
+    seg = memo(ctx, "device_segments", lambda c: _segments(device_functions(c)))
+    return _owner(seg, offset)
+
+
+def in_device_code(ctx, offset: int) -> bool:
+    return device_function_at(ctx, offset) is not None and not host_pass_only(ctx, offset)
+
+
+# --------------------------------------------------------------------------- constants
+
+TYPE_SIZES: dict[str, int] = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
+    "char1": 1, "uchar1": 1, "__nv_fp8_e4m3": 1, "__nv_fp8_e5m2": 1,
+    "short": 2, "unsigned short": 2, "short int": 2, "int16_t": 2, "uint16_t": 2,
+    "half": 2, "__half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2, "char2": 2, "uchar2": 2,
+    "short1": 2, "ushort1": 2,
+    "int": 4, "unsigned": 4, "unsigned int": 4, "signed": 4, "signed int": 4, "int32_t": 4,
+    "uint32_t": 4, "float": 4, "half2": 4, "__half2": 4, "__nv_bfloat162": 4,
+    "nv_bfloat162": 4, "char4": 4, "uchar4": 4, "short2": 4, "ushort2": 4, "int1": 4,
+    "uint1": 4, "float1": 4,
+    "long long": 8, "unsigned long long": 8, "long long int": 8, "unsigned long long int": 8,
+    "long": 8, "unsigned long": 8, "int64_t": 8, "uint64_t": 8, "size_t": 8, "ptrdiff_t": 8,
+    "double": 8, "float2": 8, "int2": 8, "uint2": 8, "short4": 8, "ushort4": 8,
+    "double1": 8, "longlong1": 8, "ulonglong1": 8, "long1": 8, "ulong1": 8,
+    "float3": 12, "int3": 12, "uint3": 12,
+    "float4": 16, "int4": 16, "uint4": 16, "double2": 16, "longlong2": 16, "ulonglong2": 16,
+    "long2": 16, "ulong2": 16,
+    "double3": 24, "double4": 32, "longlong4": 32, "ulonglong4": 32,
+}
+
+_CONST_DECL = re.compile(
+    rb"\b(?:static\s+|inline\s+)*(?:constexpr|const)\s+(?:static\s+|inline\s+)*"
+    rb"((?:unsigned\s+|signed\s+)?(?:long\s+long|long|int|short|char|size_t|u?int(?:8|16|32|64)_t|"
+    rb"unsigned|signed|auto)(?:\s+int)?)\s+([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\})\s*;")
+_SIZEOF = re.compile(r"\bsizeof\s*\(\s*([A-Za-z_][\w\s:]*?)\s*\)")
+_CAST = re.compile(
+    r"\(\s*(?:(?:unsigned|signed|long|short|const)\s+)*(?:int|unsigned|long|size_t|short|char|"
+    r"u?int(?:8|16|32|64)_t)\s*\)")
+_STATIC_CAST = re.compile(r"\bstatic_cast\s*<\s*[\w\s:]+>\s*")
+
+
+def _raw_constants(ctx) -> dict[str, list[str]]:
+    raw: dict[str, list[str]] = {}
+    for m in macro_bodies(ctx):
+        if m.params is None and not cuda_excluded(ctx, m.start):
+            body = _COMMENT.sub(" ", ctx.data[m.body_start:m.body_end].decode("latin-1")).strip()
+            if body:
+                raw.setdefault(m.name.decode("latin-1"), []).append(body)
+    for m in _CONST_DECL.finditer(ctx.data):
+        if live(ctx, m.start()):
+            value = m.group(3) if m.group(3) is not None else m.group(4)
+            raw.setdefault(m.group(2).decode("latin-1"), []).append(value.decode("latin-1").strip())
+    return raw
+
+
+def _int_constants(ctx) -> dict[str, int]:
+    raw = _raw_constants(ctx)
+    done: dict[str, int] = {}
+    resolving: set[str] = set()
+
+    def resolve(name: str) -> int | None:
+        if name in done:
+            return done[name]
+        if name in resolving or name not in raw:
+            return None
+        resolving.add(name)
+        values = {_eval_text(expr, resolve) for expr in raw[name]}
+        resolving.discard(name)
+        if len(values) == 1 and None not in values:
+            done[name] = values.pop()
+            return done[name]
+        return None
+
+    for name in raw:
+        resolve(name)
+    return done
+
+
+def int_constants(ctx) -> dict[str, int]:
+    return memo(ctx, "int_constants", _int_constants)
+
+
+def _eval_text(expr: str, lookup: Callable[[str], int | None]) -> int | None:
+    expr = _COMMENT.sub(" ", expr)
+    expr = _STATIC_CAST.sub("", expr)
+    expr = _CAST.sub(" ", expr)
+
+    def size_of(m: re.Match) -> str:
+        name = " ".join(m.group(1).replace("std::", "").split())
+        size = TYPE_SIZES.get(name)
+        return str(size) if size is not None else " __unknown_sizeof__ "
+
+    expr = _SIZEOF.sub(size_of, expr)
+
+    def value_of(name: str) -> _Val:
+        v = lookup(name)
+        return _UNKNOWN if v is None else _exact(v)
+
+    toks = _pp_tokens(expr)
+    if not toks or any(k == "bad" for k, _ in toks):
+        return None
+    result = _PPEval(toks, value_of, lambda name: None).parse()
+    return result.exact
+
+
+def eval_int(ctx, expr) -> int | None:
+    """Value of an integer constant expression, or None when any part is not constant."""
+    if expr is None:
+        return None
+    if hasattr(expr, "text"):
+        expr = expr.text
+    if isinstance(expr, bytes):
+        expr = expr.decode("latin-1")
+    consts = int_constants(ctx)
+    return _eval_text(expr, consts.get)
+
+
+# --------------------------------------------------------------------------- shared memory
+
+@dataclass(frozen=True)
+class SharedDecl:
+    decl: object  # the declaration node
+    name: str
+    name_start: int
+    dims: tuple  # size nodes, outermost first; None for `[]`; () for a scalar
+    type_name: str  # element type as written, qualifiers dropped ("float", "float4", "T")
+    extern: bool
+
+
+_TYPE_NOISE = re.compile(r"\b(?:const|volatile|static|extern|__shared__|__device__|typename|"
+                         r"struct|class|alignas\s*\([^)]*\)|__align__\s*\([^)]*\)|alignas|__align__)\s*")
+
+
+def _shared_declarations(ctx) -> list[SharedDecl]:
+    out = []
+    for decl in nodes(ctx, "declaration"):
+        head = decl.text.split(b"=")[0] if decl.text else b""
+        if b"__shared__" not in head:
+            continue
+        if not any(ch.type == "type_qualifier" and text(ch) == "__shared__" for ch in decl.children) \
+                and not re.search(rb"\b__shared__\b", head):
+            continue
+        type_node = decl.child_by_field_name("type")
+        type_name = " ".join(_TYPE_NOISE.sub(" ", text(type_node)).split())
+        extern = any(ch.type == "storage_class_specifier" and text(ch) == "extern" for ch in decl.children)
+        for d in decl.children_by_field_name("declarator"):
+            if d.type == "init_declarator":
+                d = d.child_by_field_name("declarator")
+            if d is not None and d.type == "parenthesized_declarator":
+                # `__shared__ __align__(16) float s[N]` parses as a declarator in parentheses
+                inner = [c for c in d.named_children if c.type in ("array_declarator", "identifier")]
+                d = inner[-1] if inner else None
+                if d is not None:
+                    prefix = decl.text[:d.start_byte - decl.start_byte].decode("latin-1")
+                    type_name = " ".join(_TYPE_NOISE.sub(" ", re.sub(r"[()]|\b\d+\b", " ", prefix)).split())
+            dims = []
+            while d is not None and d.type == "array_declarator":
+                dims.append(d.child_by_field_name("size"))
+                d = d.child_by_field_name("declarator")
+            dims.reverse()
+            while d is not None and d.type not in ("identifier",):
+                d = d.child_by_field_name("declarator")
+            if d is None:
+                continue
+            out.append(SharedDecl(decl, text(d), d.start_byte, tuple(dims), type_name, extern))
+    return out
+
+
+def shared_declarations(ctx) -> list[SharedDecl]:
+    return memo(ctx, "shared_declarations", _shared_declarations)

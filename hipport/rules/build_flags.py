@@ -1,0 +1,351 @@
+"""build-flags: nvcc options and NVIDIA architecture lists in build files.
+
+Build files are not C++, so the C lexer is not used here. Each kind gets a small scanner that
+finds what is *not* code: CMake `#` and `#[[...]]` comments (quoted and bracket arguments are
+kept, since flags live in them), Makefile and requirements `#` comments, Dockerfile comment
+lines, TOML comments; in setup.py (Python) only string literals are scanned, found with
+`tokenize` (the file is never executed). The same scanners serve cuda-only-library and
+pytorch-extension.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from typing import Iterator
+
+from hipport.rules import Hit, rule
+
+BUILD_KINDS = ("cmake", "make", "setup.py", "pyproject", "docker")
+
+# ---------------------------------------------------------------------------------------------
+# scanners
+
+
+def _cmake_comments(data: bytes) -> list[tuple[int, int]]:
+    out, i, n = [], 0, len(data)
+    bracket_open = re.compile(rb"\[(=*)\[")
+    while i < n:
+        c = data[i : i + 1]
+        if c == b'"':  # quoted argument: skip to the closing quote
+            i += 1
+            while i < n and data[i : i + 1] != b'"':
+                i += 2 if data[i : i + 1] == b"\\" else 1
+            i += 1
+        elif c == b"[" and (m := bracket_open.match(data, i)):  # bracket argument
+            close = data.find(b"]" + m.group(1) + b"]", m.end())
+            i = n if close < 0 else close + len(m.group(1)) + 2
+        elif c == b"#":
+            m = bracket_open.match(data, i + 1)
+            if m:  # bracket comment
+                close = data.find(b"]" + m.group(1) + b"]", m.end())
+                end = n if close < 0 else close + len(m.group(1)) + 2
+            else:
+                end = data.find(b"\n", i)
+                end = n if end < 0 else end
+            out.append((i, end))
+            i = end
+        else:
+            i += 1
+    return out
+
+
+def _hash_comments(data: bytes, *, escaped: bool, need_space: bool,
+                   line_start_only: bool) -> list[tuple[int, int]]:
+    out = []
+    for m in re.finditer(rb"[^\n]*", data):
+        line, base = m.group(), m.start()
+        if line_start_only:
+            if line.lstrip().startswith(b"#"):
+                out.append((base + len(line) - len(line.lstrip()), m.end()))
+            continue
+        j = 0
+        while True:
+            j = line.find(b"#", j)
+            if j < 0:
+                break
+            if escaped and j > 0 and line[j - 1 : j] == b"\\":
+                j += 1
+                continue
+            if need_space and j > 0 and line[j - 1 : j] not in (b" ", b"\t"):
+                j += 1
+                continue
+            out.append((base + j, m.end()))
+            break
+    return out
+
+
+def _toml_comments(data: bytes) -> list[tuple[int, int]]:
+    out, i, n = [], 0, len(data)
+    while i < n:
+        for q in (b'"""', b"'''", b'"', b"'"):
+            if data.startswith(q, i):
+                j = i + len(q)
+                while j < n and not data.startswith(q, j):
+                    if q[0:1] == b'"' and data[j : j + 1] == b"\\":
+                        j += 1
+                    elif len(q) == 1 and data[j : j + 1] == b"\n":
+                        break
+                    j += 1
+                i = j + len(q)
+                break
+        else:
+            if data[i : i + 1] == b"#":
+                end = data.find(b"\n", i)
+                end = n if end < 0 else end
+                out.append((i, end))
+                i = end
+            else:
+                i += 1
+    return out
+
+
+def comment_spans(kind: str, data: bytes) -> list[tuple[int, int]]:
+    if kind == "cmake":
+        return _cmake_comments(data)
+    if kind == "make":
+        return _hash_comments(data, escaped=True, need_space=False, line_start_only=False)
+    if kind == "docker":
+        return _hash_comments(data, escaped=False, need_space=False, line_start_only=True)
+    if kind == "requirements":
+        return _hash_comments(data, escaped=False, need_space=True, line_start_only=False)
+    if kind == "pyproject":
+        return _toml_comments(data)
+    return []
+
+
+def python_strings(data: bytes) -> list[tuple[int, bytes]]:
+    """(byte offset, source bytes) of every string literal token of a Python file."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    lines = data.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    out = []
+    try:
+        for tok in tokenize.tokenize(io.BytesIO(data).readline):
+            if tok.type == tokenize.STRING:
+                row, col = tok.start
+                line = lines[row - 1].decode(encoding, "replace")
+                offset = starts[row - 1] + len(line[:col].encode(encoding))
+                out.append((offset, tok.string.encode(encoding)))
+    except (tokenize.TokenError, SyntaxError, IndexError):
+        pass  # keep what was read before the error
+    return out
+
+
+def build_matches(ctx, pattern: re.Pattern[bytes]) -> Iterator[re.Match[bytes] | tuple[int, int, bytes]]:
+    """(start, end, text) of each match of `pattern` in what counts as build text: outside
+    comments for build files, inside string literals for Python."""
+    data = ctx.data
+    if ctx.kind in ("setup.py", "python"):
+        for base, raw in python_strings(data):
+            for m in pattern.finditer(raw):
+                yield base + m.start(), base + m.end(), m.group()
+        return
+    spans = comment_spans(ctx.kind, data)
+    starts = [s for s, _ in spans]
+    import bisect  # noqa: PLC0415
+
+    for m in pattern.finditer(data):
+        i = bisect.bisect_right(starts, m.start()) - 1
+        if i >= 0 and m.start() < spans[i][1]:
+            continue
+        yield m.start(), m.end(), m.group()
+
+
+# ---------------------------------------------------------------------------------------------
+# the flag tables
+
+
+@dataclass(frozen=True)
+class Flag:
+    regex: bytes
+    what: str
+    suggestion: str
+
+
+_B = rb"(?<![\w-])"  # a flag starts after a space, quote, '=' or ';'
+_E = rb"(?![\w-])"
+
+ARCH_FLAGS = (
+    Flag(_B + rb"(?:-arch|--gpu-architecture)(?:=|\s+)(?:sm|compute|lto)_\w+",
+         "an nvcc option naming an NVIDIA architecture; hipcc does not take AMD targets from it",
+         "hipcc/clang: --offload-arch=gfx90a (one per target GPU, e.g. gfx90a and gfx942)"),
+    Flag(rb"\barch=compute_\w+(?:,code=(?:\\?\"[\w,]+\\?\"|\[[\w,]+\]|[\w,]+))?",
+         "an nvcc -gencode architecture pair for NVIDIA GPUs; hipcc does not understand it",
+         "hipcc/clang: --offload-arch=gfx90a (one per target GPU)"),
+    Flag(_B + rb"-code(?:=|\s+)(?:sm|compute)_\w+",
+         "an nvcc option naming NVIDIA code targets; hipcc does not understand it",
+         "hipcc/clang: --offload-arch=gfx90a"),
+    Flag(rb"(?:(?<=-D)|\b)CMAKE_CUDA_ARCHITECTURES\b", "CMake's NVIDIA architecture list; HIP targets do not read it",
+         "CMAKE_HIP_ARCHITECTURES (e.g. \"gfx90a;gfx942\") with enable_language(HIP)"),
+    Flag(rb"(?:(?<=-D)|\b)CUDA_ARCHITECTURES\b", "a CUDA target property; HIP targets read HIP_ARCHITECTURES instead",
+         "the HIP_ARCHITECTURES target property (e.g. \"gfx90a;gfx942\")"),
+    Flag(rb"\bTORCH_CUDA_ARCH_LIST\b", "PyTorch's NVIDIA architecture list; ROCm builds of PyTorch read PYTORCH_ROCM_ARCH",
+         "PYTORCH_ROCM_ARCH (e.g. \"gfx90a;gfx942\"), which PyTorch's ROCm build reads"),
+)
+
+NVCC_ONLY_FLAGS = (
+    Flag(_B + rb"(?:-Xptxas|--ptxas-options)" + _E, "passes options to ptxas, NVIDIA's assembler",
+         "drop it; for register and spill reports use -Rpass-analysis=kernel-resource-usage"),
+    Flag(_B + rb"--resource-usage" + _E, "prints NVIDIA kernel resource usage",
+         "-Rpass-analysis=kernel-resource-usage"),
+    Flag(_B + rb"(?:-lineinfo|--generate-line-info)" + _E, "nvcc line-number information",
+         "-gline-tables-only"),
+    Flag(_B + rb"-{1,2}use_fast_math" + _E, "nvcc fast-math mode",
+         "-ffast-math (check accuracy: the set of relaxations differs)"),
+    Flag(_B + rb"(?:-Xcompiler|--compiler-options)" + _E, "forwards options to the host compiler",
+         "hipcc is clang: pass host options directly, without -Xcompiler"),
+    Flag(_B + rb"--expt-relaxed-constexpr" + _E, "lets device code call constexpr host functions",
+         "drop it: HIP-Clang allows constexpr functions in device code"),
+    Flag(_B + rb"--(?:expt-)?extended-lambda" + _E, "enables __device__ lambdas in nvcc",
+         "drop it: HIP-Clang accepts __device__ lambdas"),
+    Flag(_B + rb"-{1,2}ftz(?:=|\s+)(?:true|false)" + _E, "nvcc denormal flushing",
+         "-fgpu-flush-denormals-to-zero / -fno-gpu-flush-denormals-to-zero"),
+    Flag(_B + rb"-{1,2}prec-(?:div|sqrt)(?:=|\s+)(?:true|false)" + _E,
+         "nvcc division/square-root precision",
+         "-fhip-fp32-correctly-rounded-divide-sqrt (or its -fno- form)"),
+    Flag(_B + rb"-{1,2}maxrregcount(?:=|\s+)\d+", "caps NVIDIA registers per thread",
+         "no flag equivalent: bound occupancy with __launch_bounds__ on the kernels"),
+    Flag(_B + rb"-{1,2}default-stream(?:=|\s+)per-thread" + _E, "nvcc per-thread default stream",
+         "-fgpu-default-stream=per-thread"),
+    Flag(_B + rb"(?:-Xnvlink|--nvlink-options)" + _E, "passes options to nvlink",
+         "drop it (no nvlink in the HIP toolchain)"),
+)
+
+RDC_FLAGS = (
+    Flag(_B + rb"(?:-rdc|--relocatable-device-code)(?:=|\s+)true" + _E,
+         "relocatable device code", "-fgpu-rdc (both when compiling and when linking)"),
+    Flag(_B + rb"(?:-dlink|--device-link)" + _E, "an nvcc device-link step",
+         "link with hipcc -fgpu-rdc instead of a separate device-link step"),
+    Flag(rb"\bCUDA_SEPARABLE_COMPILATION\b", "CMake's relocatable-device-code switch for CUDA",
+         "add -fgpu-rdc to the HIP target's compile and link options"),
+)
+
+DEVICE_RUNTIME = re.compile(rb"(?<![\w-])(?:-l|lib)?cudadevrt\b|\bCUDA::cudadevrt\b")
+
+
+def _compile(flags: tuple[Flag, ...]) -> list[tuple[re.Pattern[bytes], Flag]]:
+    return [(re.compile(f.regex), f) for f in flags]
+
+
+_ARCH, _NVCC, _RDC = _compile(ARCH_FLAGS), _compile(NVCC_ONLY_FLAGS), _compile(RDC_FLAGS)
+
+
+def _flag_hits(ctx, table, suffix: str = "") -> Iterator[Hit]:
+    seen: set[tuple[int, int]] = set()
+    for pattern, flag in table:
+        for start, end, text in build_matches(ctx, pattern):
+            if any(s <= start < e for s, e in seen):
+                continue
+            seen.add((start, end))
+            shown = text.decode("utf-8", "replace")
+            yield Hit(start, end, f"`{shown}`: {flag.what}{suffix}",
+                      flag.suggestion)
+
+
+@rule(code="HP1101", name="nvidia-architecture-flag", category="build-flags", severity="warning",
+      effort="low", kinds=BUILD_KINDS)
+def nvidia_architecture_flag(ctx):
+    """Reports NVIDIA architecture selections in build files.
+
+    What it does:
+    Flags -arch=sm_XX / --gpu-architecture, -gencode arch=compute_XX,code=sm_XX, -code=sm_XX,
+    CMAKE_CUDA_ARCHITECTURES, the CUDA_ARCHITECTURES property and TORCH_CUDA_ARCH_LIST in CMake
+    files, Makefiles, setup.py string literals, pyproject.toml and Dockerfiles.
+
+    Why it matters on AMD GPUs:
+    AMD GPUs are selected by gfx names (gfx90a for MI200, gfx942 for MI300, ...). hipcc rejects
+    the nvcc spellings, and PyTorch's ROCm build reads PYTORCH_ROCM_ARCH, not
+    TORCH_CUDA_ARCH_LIST.
+
+    Example:
+    set(CMAKE_CUDA_ARCHITECTURES 80 86)
+
+    Fix:
+    Use --offload-arch=gfx90a (hipcc), CMAKE_HIP_ARCHITECTURES / HIP_ARCHITECTURES (CMake) or
+    PYTORCH_ROCM_ARCH (PyTorch extensions), listing the AMD targets you ship for.
+    """
+    yield from _flag_hits(ctx, _ARCH)
+
+
+@rule(code="HP1102", name="nvcc-only-flag", category="build-flags", severity="warning",
+      effort="low", kinds=BUILD_KINDS)
+def nvcc_only_flag(ctx):
+    """Reports nvcc options that hipcc does not understand.
+
+    What it does:
+    Flags -Xptxas, --resource-usage, -lineinfo, --use_fast_math, -Xcompiler,
+    --expt-relaxed-constexpr, --expt-extended-lambda, -ftz=, -prec-div=/-prec-sqrt=,
+    -maxrregcount, --default-stream per-thread and -Xnvlink in build files.
+
+    Why it matters on AMD GPUs:
+    hipcc is a clang driver: nvcc-only options make the compile fail, and PyTorch's ROCm
+    extension build passes them to hipcc unchanged.
+
+    Example:
+    NVCCFLAGS += -lineinfo --use_fast_math -Xptxas -v
+
+    Fix:
+    Replace each with its clang spelling (-gline-tables-only, -ffast-math,
+    -Rpass-analysis=kernel-resource-usage, ...) or drop it where HIP-Clang needs none
+    (--expt-relaxed-constexpr, --expt-extended-lambda).
+    """
+    yield from _flag_hits(ctx, _NVCC, "; an nvcc-only option that hipcc (clang) does not understand")
+
+
+@rule(code="HP1103", name="relocatable-device-code-flag", category="build-flags", severity="error",
+      effort="medium", kinds=BUILD_KINDS)
+def relocatable_device_code_flag(ctx):
+    """Reports relocatable device code: -rdc=true, -dlink, CUDA_SEPARABLE_COMPILATION.
+
+    What it does:
+    Flags nvcc's relocatable-device-code options and CMake's CUDA_SEPARABLE_COMPILATION.
+
+    Why it matters on AMD GPUs:
+    hipcc rejects nvcc's spelling, so the build fails as written. HIP-Clang supports
+    relocatable device code with -fgpu-rdc, but code often enables RDC for dynamic parallelism
+    (kernels launching kernels), which HIP does not support at any version.
+
+    Example:
+    set_target_properties(solver PROPERTIES CUDA_SEPARABLE_COMPILATION ON)
+
+    Fix:
+    Use -fgpu-rdc on both compile and link lines; if the RDC was there for device-side launches,
+    restructure those launches to the host first.
+    """
+    yield from _flag_hits(ctx, _RDC, "; hipcc spells it -fgpu-rdc, and if it serves dynamic "
+                                     "parallelism, HIP has no device-side launch")
+
+
+@rule(code="HP1104", name="cuda-device-runtime-link", category="build-flags", severity="error",
+      effort="high", kinds=BUILD_KINDS)
+def cuda_device_runtime_link(ctx):
+    """Reports linking CUDA's device runtime library, cudadevrt.
+
+    What it does:
+    Flags cudadevrt, -lcudadevrt, libcudadevrt and CUDA::cudadevrt in build files.
+
+    Why it matters on AMD GPUs:
+    cudadevrt exists for dynamic parallelism (kernel launches and runtime calls from device
+    code). HIP has no device runtime and no device-side launch, so there is nothing to link
+    and the code that needed it must change.
+
+    Example:
+    target_link_libraries(app PRIVATE CUDA::cudadevrt)
+
+    Fix:
+    Remove the library and move device-side launches to the host (launch follow-up kernels
+    from the host, or merge them into one kernel).
+    """
+    for start, end, text in build_matches(ctx, DEVICE_RUNTIME):
+        yield Hit(start, end,
+                  f"`{text.decode()}` links CUDA's device runtime for dynamic parallelism; HIP "
+                  "has no device-side launch or device runtime library",
+                  "remove it and launch the follow-up kernels from the host")

@@ -1,0 +1,276 @@
+"""cooperative-groups: features beyond HIP's cooperative-groups subset, cluster groups, and
+grid-wide syncs in files that never launch a kernel cooperatively."""
+
+from __future__ import annotations
+
+import re
+
+from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
+
+# Not provided by HIP's cooperative groups (HIP documents these as unsupported).
+MISSING = {
+    "wait": "cg::wait (pairs with CUDA's asynchronous memcpy_async)",
+    "wait_prior": "cg::wait_prior",
+    "invoke_one": "cg::invoke_one", "invoke_one_broadcast": "cg::invoke_one_broadcast",
+    "reduce_update_async": "cg::reduce_update_async", "reduce_store_async": "cg::reduce_store_async",
+    "synchronize": "cg::synchronize", "labeled_partition": "cg::labeled_partition",
+    "block_tile_memory": "cg::block_tile_memory (tiles larger than a warp)",
+}
+# In recent ROCm only (absent from older HIP such as 5.2), or with different behaviour.
+RECENT = {
+    "memcpy_async": "HIP's cooperative_groups::memcpy_async is recent and completes "
+                    "synchronously (no copy/compute overlap)",
+    "reduce": "cooperative_groups::reduce exists only in recent HIP (hip/cooperative_groups "
+              "reduce header)",
+    "inclusive_scan": "cooperative_groups scans exist only in recent HIP",
+    "exclusive_scan": "cooperative_groups scans exist only in recent HIP",
+    "meta_group_rank": "meta_group_rank() is missing from older HIP releases (e.g. 5.2)",
+    "meta_group_size": "meta_group_size() is missing from older HIP releases (e.g. 5.2)",
+    "binary_partition": "binary_partition is missing from older HIP releases and needs the "
+                        "warp-sync builtins (HIP 6.2+)",
+}
+RECENT_HEADERS = {b"cooperative_groups/reduce.h", b"cooperative_groups/scan.h",
+                  b"cooperative_groups/memcpy_async.h"}
+CLUSTER = {"this_cluster", "cluster_group", "__cluster_dims__", "cudaLaunchAttributeClusterDimension",
+           "cudaFuncAttributeRequiredClusterWidth", "cudaFuncAttributeNonPortableClusterSizeAllowed",
+           "cudaOccupancyMaxActiveClusters", "cudaOccupancyMaxPotentialClusterSize",
+           "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION"}
+COOPERATIVE_LAUNCH = re.compile(
+    rb"\b(?:cudaLaunchCooperativeKernel(?:MultiDevice)?|cudaLaunchAttributeCooperative|"
+    rb"cuLaunchCooperativeKernel(?:MultiDevice)?|CU_LAUNCH_ATTRIBUTE_COOPERATIVE|"
+    rb"hipLaunchCooperativeKernel(?:MultiDevice)?|hipModuleLaunchCooperativeKernel\w*|"
+    rb"hipLaunchAttributeCooperative)\b")
+
+_ALIAS = re.compile(rb"\bnamespace\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*;")
+_USING = re.compile(rb"\busing\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
+_MEMBER = re.compile(rb"(?:\.|->)\s*(meta_group_rank|meta_group_size)\s*\(")
+_CG_USED = re.compile(rb"cooperative_groups")
+
+
+def _namespaces(ctx) -> tuple[set[bytes], bool]:
+    names = {b"cooperative_groups"}
+    names |= {m.group(1) for m in ctx.code_matches(_ALIAS)}
+    using = any(sx.relevant(ctx, m.start()) for m in ctx.code_matches(_USING))
+    return names, using
+
+
+def _cg_names(ctx, table) -> list[tuple[int, int, str]]:
+    """(start, end, name) of table names written as ns::name (a CG namespace), bare after
+    `using namespace cooperative_groups`, or as a member call for meta_group_*."""
+    names, using = _namespaces(ctx)
+    words = b"|".join(re.escape(w.encode()) for w in sorted(table, key=len, reverse=True))
+    ns = b"|".join(re.escape(n) for n in sorted(names))
+    out = []
+    qualified = re.compile(rb"\b(?:" + ns + rb")\s*::\s*(" + words + rb")\b")
+    for m in ctx.code_matches(qualified):
+        out.append((m.start(), m.end(), m.group(1).decode()))
+    if using:
+        bare = re.compile(rb"(?<![\w:.>])(" + words + rb")\s*[<(]")
+        for m in ctx.code_matches(bare):
+            out.append((m.start(), m.start() + len(m.group(1)), m.group(1).decode()))
+    if _CG_USED.search(ctx.data):
+        for m in ctx.code_matches(_MEMBER):
+            if m.group(1).decode() in table:
+                out.append((m.start(1), m.end(1), m.group(1).decode()))
+    return sorted(o for o in out if sx.relevant(ctx, o[0]))
+
+
+@rule(code="HP801", name="cooperative-groups-api-not-in-hip", category="cooperative-groups",
+      severity="error", effort="medium")
+def cg_api_not_in_hip(ctx):
+    """Flags cooperative-groups functions that HIP does not provide.
+
+    What it does:
+    Reports `cg::wait`, `cg::wait_prior`, `cg::invoke_one`, `cg::invoke_one_broadcast`,
+    `cg::reduce_update_async`, `cg::reduce_store_async`, `cg::synchronize`,
+    `cg::labeled_partition` and `cg::block_tile_memory`, written with `cooperative_groups::`,
+    a namespace alias of it, or bare after `using namespace cooperative_groups`.
+
+    Why it matters on AMD GPUs:
+    HIP implements a subset of CUDA's cooperative groups; its documentation lists the
+    asynchronous wait functions, `invoke_one*` and the asynchronous reduce-update/store
+    functions as unsupported, and its headers have no `labeled_partition` or
+    `block_tile_memory`. The code does not compile with hipcc.
+
+    Example:
+    cg::memcpy_async(block, smem, gmem, bytes);
+    cg::wait(block);
+
+    Fix:
+    `cg::wait` after HIP's (synchronous) `memcpy_async` is unnecessary: use `block.sync()`;
+    replace `invoke_one` with `if (g.thread_rank() == 0)` plus a shuffle broadcast,
+    `labeled_partition` with `__match_any` masks, and keep tiles within the wavefront size.
+    """
+    for start, end, name in _cg_names(ctx, MISSING):
+        yield Hit(start, end, f"`{MISSING[name]}`: not provided by HIP's cooperative groups",
+                  "Rewrite with the HIP subset: block.sync() instead of cg::wait, an explicit "
+                  "thread_rank() == 0 branch plus shfl for invoke_one, __match_any masks for "
+                  "labeled_partition.")
+
+
+@rule(code="HP802", name="cooperative-groups-api-recent-hip-only", category="cooperative-groups",
+      severity="warning", effort="medium")
+def cg_api_recent_hip_only(ctx):
+    """Flags cooperative-groups features HIP added only recently or implements differently.
+
+    What it does:
+    Reports `cg::memcpy_async`, `cg::reduce`, `cg::inclusive_scan`/`exclusive_scan`,
+    `meta_group_rank()`/`meta_group_size()`, `cg::binary_partition`, and includes of
+    `<cooperative_groups/reduce.h>`, `<cooperative_groups/scan.h>`,
+    `<cooperative_groups/memcpy_async.h>`.
+
+    Why it matters on AMD GPUs:
+    Older HIP releases (e.g. HIP 5.2 as packaged by Debian) lack these; recent ROCm ships
+    them under HIP's own header names (`hip/cooperative_groups/...`), and HIP's
+    `memcpy_async` returns after the copy is done, so code relying on copy/compute overlap
+    loses it.
+
+    Example:
+    #include <cooperative_groups/reduce.h>
+    int sum = cg::reduce(tile, v, cg::plus<int>());
+
+    Fix:
+    Require a ROCm release that has them and include the HIP headers, or write the reduction
+    with `tile.shfl_down`/`__shfl_xor` and compute the meta rank as
+    `block.thread_rank() / tile.size()`.
+    """
+    for d, path in sx.live_includes(ctx):
+        if path.strip() in RECENT_HEADERS and sx.relevant(ctx, d.start):
+            yield Hit(d.start, d.path_end,
+                      f"`#include <{path.decode()}>`: only recent HIP has this, under "
+                      "hip/cooperative_groups/...", "Include the HIP header for the target ROCm "
+                      "release, or implement the operation with tile shuffles.")
+    for start, end, name in _cg_names(ctx, RECENT):
+        yield Hit(start, end, f"`{name}`: {RECENT[name]}",
+                  "Check the target ROCm release provides it, or implement it with tile "
+                  "shuffles / thread_rank() arithmetic.")
+
+
+@rule(code="HP803", name="thread-block-cluster", category="cooperative-groups", severity="error",
+      effort="high")
+def thread_block_cluster(ctx):
+    """Flags thread-block clusters: `this_cluster()`, `cluster_group`, `__cluster_dims__`.
+
+    What it does:
+    Reports cluster groups (`cg::this_cluster()`, `cg::cluster_group`), the
+    `__cluster_dims__` kernel attribute and the runtime's cluster launch attributes
+    (`cudaLaunchAttributeClusterDimension`, `cudaFuncAttributeRequiredClusterWidth`,
+    `cudaOccupancyMaxActiveClusters`), once per line.
+
+    Why it matters on AMD GPUs:
+    Clusters (distributed shared memory across blocks) are an sm_90 feature. Most HIP
+    releases have no cluster API, and AMD's Instinct (CDNA) GPUs have no clusters; only the
+    newest HIP has a `cluster_group`, for devices that report `hipDeviceProp_t::clusterLaunch`.
+
+    Example:
+    auto cluster = cg::this_cluster();
+    float* peer = cluster.map_shared_rank(smem, 1);
+
+    Fix:
+    Restructure so blocks do not share shared memory: exchange data through global memory
+    (with a grid sync or a second kernel), or enlarge the block to cover the cluster's work.
+    """
+    names, using = _namespaces(ctx)
+    seen = set()
+    words = b"|".join(re.escape(w.encode()) for w in sorted(CLUSTER, key=len, reverse=True))
+    for m in ctx.code_matches(re.compile(rb"\b(" + words + rb")\b")):
+        if not sx.relevant(ctx, m.start()):
+            continue
+        name = m.group(1).decode()
+        if name in ("this_cluster", "cluster_group"):
+            before = ctx.data[max(0, m.start() - 40):m.start()]
+            qualified = re.search(rb"(?:" + b"|".join(re.escape(n) for n in names) + rb")\s*::\s*\Z", before)
+            if not (qualified or using):
+                continue
+        line = ctx.source.line_col(m.start())[0]
+        if line in seen:
+            continue
+        seen.add(line)
+        yield Hit(m.start(), m.end(),
+                  f"`{name}`: thread-block clusters are not available on most AMD GPUs/HIP "
+                  "releases", "Share data between blocks through global memory instead of "
+                  "cluster shared memory.")
+
+
+def _grid_vars(ctx) -> set[str]:
+    out = set()
+    for decl in sx.nodes(ctx, "declaration", "parameter_declaration"):
+        t = sx.text(decl.child_by_field_name("type"))
+        for d in decl.children_by_field_name("declarator"):
+            value = None
+            if d.type == "init_declarator":
+                value = d.child_by_field_name("value")
+                d = d.child_by_field_name("declarator")
+            while d is not None and d.type in ("reference_declarator", "pointer_declarator"):
+                d = d.named_children[-1] if d.named_child_count else None
+            if d is None or d.type != "identifier":
+                continue
+            grid_typed = re.search(r"\b(?:multi_)?grid_group\b", t)
+            grid_valued = value is not None and any(
+                n.type == "call_expression" and sx.call_name(n) in ("this_grid", "this_multi_grid")
+                for n in _walk(value))
+            if grid_typed or grid_valued:
+                out.add(sx.text(d))
+    return out
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+@rule(code="HP804", name="grid-sync-without-cooperative-launch", category="cooperative-groups",
+      severity="warning", effort="medium")
+def grid_sync_without_cooperative_launch(ctx):
+    """Flags grid-wide syncs in a file that never launches a kernel cooperatively.
+
+    What it does:
+    Reports `grid.sync()` on a `grid_group` (from `this_grid()`), `cg::this_grid().sync()`,
+    `cg::sync(grid)` and multi-grid syncs, when the file contains no
+    `cudaLaunchCooperativeKernel`/`cudaLaunchAttributeCooperative` (or HIP's cooperative
+    launch).
+
+    Why it matters on AMD GPUs:
+    A grid sync is only valid in a kernel launched cooperatively (hipLaunchCooperativeKernel),
+    which also limits the grid to blocks that can be co-resident. With an ordinary `<<<>>>`
+    launch the grid group is not valid and the sync is undefined (typically a hang); grids
+    sized for NVIDIA's SM count also rarely match an AMD GPU's co-residency limit.
+
+    Example:
+    cg::grid_group grid = cg::this_grid();
+    grid.sync();
+
+    Fix:
+    Launch the kernel with hipLaunchCooperativeKernel and a grid sized from
+    hipOccupancyMaxActiveBlocksPerMultiprocessor x multiProcessorCount, checking
+    hipDeviceAttributeCooperativeLaunch; or split the kernel at the sync point into two
+    launches.
+    """
+    if any(sx.relevant(ctx, m.start()) for m in ctx.code_matches(COOPERATIVE_LAUNCH)):
+        return
+    grids = _grid_vars(ctx)
+    for call in sx.nodes(ctx, "call_expression"):
+        fn = call.child_by_field_name("function")
+        if fn is None or not sx.relevant(ctx, call.start_byte):
+            continue
+        target = None
+        if fn.type == "field_expression" and sx.text(fn.child_by_field_name("field")) == "sync":
+            arg = fn.child_by_field_name("argument")
+            if arg is not None and arg.type == "identifier" and sx.text(arg) in grids:
+                target = sx.text(arg)
+            elif arg is not None and arg.type == "call_expression" and \
+                    sx.call_name(arg) in ("this_grid", "this_multi_grid"):
+                target = sx.text(arg)
+        elif sx.call_name(call) == "sync" and fn.type in ("qualified_identifier", "identifier"):
+            args = sx.call_args(call)
+            if args and args[0].type == "identifier" and sx.text(args[0]) in grids:
+                target = sx.text(args[0])
+        if target:
+            yield Hit(call.start_byte, call.end_byte,
+                      f"grid-wide sync on `{target}` but no cooperative launch in this file: it "
+                      "needs hipLaunchCooperativeKernel", "Launch with hipLaunchCooperativeKernel "
+                      "(grid sized to co-resident blocks), or split the kernel at the sync.")

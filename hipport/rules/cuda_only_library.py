@@ -1,0 +1,468 @@
+"""cuda-only-library: NVIDIA libraries with no drop-in HIP/ROCm replacement.
+
+LIBRARIES is the data: per library its headers, the code names that reveal it, its CMake package
+and link names, and the ROCm project that covers the same ground (if any). PYTHON_PACKAGES and
+PYTHON_MODULES do the same for Python dependencies and imports. The rules only read the tables.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from dataclasses import dataclass
+
+from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
+from hipport.rules.build_flags import build_matches, comment_spans, python_strings
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    alternative: str  # the ROCm project to port to, or "" when there is none
+    headers: tuple[str, ...]  # exact names, or prefixes ending in "/" or "*"
+    api: str = ""  # regex for code names that reveal the library
+    packages: tuple[str, ...] = ()  # CMake find_package names
+    links: tuple[str, ...] = ()  # link names (regex fragments)
+
+
+LIBRARIES: tuple[Library, ...] = (
+    Library("CUTLASS/CuTe", "AMD's composable_kernel (CK) for custom GEMM, convolution and "
+            "attention kernels, or hipBLASLt for plain GEMMs", ("cutlass/", "cute/"),
+            r"\b(?:cutlass|cute)\s*::", ("NvidiaCutlass", "CUTLASS")),
+    Library("cuTENSOR", "hipTensor (its API is modelled on cuTENSOR)", ("cutensor.h", "cutensor/"),
+            r"\bcutensor[A-Z]\w*", ("CUTENSOR", "cuTENSOR"), ("cutensor",)),
+    Library("nvJPEG", "rocJPEG (hardware JPEG decoding on AMD GPUs)", ("nvjpeg.h",),
+            r"\bnvjpeg[A-Z]\w*|\bNVJPEG_\w+", ("NVJPEG",), ("nvjpeg",)),
+    Library("nvJPEG2000", "", ("nvjpeg2k.h",), r"\bnvjpeg2k[A-Z]\w*", (), ("nvjpeg2k",)),
+    Library("NPP", "RPP (ROCm Performance Primitives) for part of NPP's image and signal "
+            "functions; no drop-in", ("npp*",),
+            r"\bnpp[is][A-Z][A-Za-z0-9]*_\w+|\bnpp(?:Get|Set)[A-Z]\w*", ("NPP",),
+            (r"npp(?:c|s|i[a-z]{1,4})",)),
+    Library("TensorRT", "MIGraphX (AMD's graph compiler and inference engine; imports ONNX)",
+            ("NvInfer*", "NvOnnxParser.h"), r"\bnvinfer1\s*::|\bnvonnxparser\s*::",
+            ("TensorRT",), ("nvinfer", "nvinfer_plugin", "nvonnxparser", "nvparsers")),
+    Library("DALI", "rocAL (ROCm Augmentation Library)", ("dali/",), r"\bdali\s*::", ("DALI",)),
+    Library("nvCOMP", "", ("nvcomp.h", "nvcomp.hpp", "nvcomp/"),
+            r"\bnvcomp[A-Z]\w*|\bnvcomp\s*::", ("nvcomp",), (r"nvcomp\w*",)),
+    Library("cuDSS", "", ("cudss.h",), r"\bcudss[A-Z]\w*", ("cudss",), ("cudss",)),
+    Library("cuFile (GPUDirect Storage)", "hipFile (AMD's direct-to-GPU storage I/O library, "
+            "recent ROCm releases)", ("cufile.h",), r"\bcuFile[A-Z]\w*", (),
+            ("cufile", "cufile_rdma")),
+    Library("NVSHMEM", "rocSHMEM (GPU-initiated OpenSHMEM-style communication on ROCm)",
+            ("nvshmem.h", "nvshmemx.h"), r"\bnvshmemx?_\w+", ("NVSHMEM",),
+            ("nvshmem", "nvshmem_host", "nvshmem_device")),
+    Library("OptiX", "HIP RT (AMD's ray-tracing library for HIP)", ("optix.h", "optix_*"),
+            r"\boptix[A-Z]\w*", ("OptiX",)),
+    Library("cuSPARSELt", "hipSPARSELt", ("cusparseLt.h",), r"\bcusparseLt[A-Z]\w*", (),
+            ("cusparseLt",)),
+    Library("NVML", "AMD SMI (amd_smi/amdsmi.h) or ROCm SMI", ("nvml.h",), r"\bnvml[A-Z]\w*",
+            (), ("nvidia-ml",)),
+    Library("cuDNN frontend", "MIOpen (no drop-in for the cuDNN graph API)",
+            ("cudnn_frontend.h", "cudnn_frontend/"), r"\bcudnn_frontend\s*::"),
+)
+
+
+def _header_matches(path: str, header: str) -> bool:
+    if header.endswith(("/", "*")):
+        return path.startswith(header.rstrip("*"))
+    return path == header
+
+
+def _library_for_header(path: str) -> Library | None:
+    for lib in LIBRARIES:
+        if any(_header_matches(path, h) for h in lib.headers):
+            return lib
+    return None
+
+
+def _advice(lib: Library) -> str:
+    if lib.alternative:
+        return f"port to {lib.alternative}"
+    return ("no ROCm equivalent: keep this code path NVIDIA-only behind a platform guard, or "
+            "replace the library with your own HIP code")
+
+
+@rule(code="HP901", name="cuda-only-library-include", category="cuda-only-library",
+      severity="error", effort="high")
+def cuda_only_library_include(ctx):
+    """Reports includes of NVIDIA-only libraries (CUTLASS/CuTe, cuTENSOR, nvJPEG, NPP, TensorRT, ...).
+
+    What it does:
+    Flags #include of the headers of CUTLASS and CuTe, cuTENSOR, nvJPEG, NPP, TensorRT, DALI,
+    nvCOMP, cuDSS, cuFile, NVSHMEM, OptiX, cuSPARSELt, NVML and the cuDNN frontend, and names
+    the ROCm project that covers the same ground where there is one.
+
+    Why it matters on AMD GPUs:
+    These libraries are NVIDIA-only and have no hip* drop-in that renaming could reach: the
+    ported file does not compile until the code is rewritten against a ROCm library with its
+    own API, or kept out of the AMD build.
+
+    Example:
+    #include <cutlass/gemm/device/gemm.h>
+
+    Fix:
+    Port the feature to the ROCm counterpart (composable_kernel or hipBLASLt for CUTLASS,
+    hipTensor for cuTENSOR, rocJPEG for nvJPEG, MIGraphX for TensorRT, rocAL for DALI,
+    rocSHMEM for NVSHMEM, HIP RT for OptiX), or guard the NVIDIA-only path.
+    """
+    for d in ctx.lexed.includes:
+        path = d.path(ctx.data).decode("utf-8", "replace")
+        lib = _library_for_header(path)
+        if lib is not None and not sx.hip_excluded(ctx, d.start):
+            yield Hit(d.path_start, d.path_end,
+                      f"<{path}> belongs to {lib.name}, which is NVIDIA-only", _advice(lib))
+
+
+@rule(code="HP902", name="cuda-only-library-api", category="cuda-only-library",
+      severity="error", effort="high")
+def cuda_only_library_api(ctx):
+    """Reports code using an NVIDIA-only library whose header this file does not include.
+
+    What it does:
+    Looks for the library's names in code (cutlass:: / cute:: qualifiers, cutensor*, nvjpeg*,
+    npp*, nvinfer1::, nvcomp*, cudss*, cuFile*, nvshmem_*, optix*, ...) and reports the first
+    use of each library in a file that does not include its header (an include is reported by
+    cuda-only-library-include instead), so a header-less translation unit is still caught.
+
+    Why it matters on AMD GPUs:
+    The code depends on an NVIDIA-only library even though its header comes in indirectly;
+    it will not build for ROCm without a rewrite.
+
+    Example:
+    cute::Tensor t = cute::make_tensor(ptr, layout);
+
+    Fix:
+    Port the code to the ROCm counterpart named in the message, or guard it as NVIDIA-only.
+    """
+    included = {lib.name for d in ctx.lexed.includes
+                if (lib := _library_for_header(d.path(ctx.data).decode("utf-8", "replace")))}
+    for lib in LIBRARIES:
+        if not lib.api or lib.name in included:
+            continue
+        for m in ctx.code_matches(re.compile(lib.api.encode())):
+            if not sx.relevant(ctx, m.start()):
+                continue
+            name = m.group().decode().replace(" ", "")
+            yield Hit(m.start(), m.end(),
+                      f"`{name}` uses {lib.name}, which is NVIDIA-only (first use in this file)",
+                      _advice(lib))
+            break
+
+
+def _link_pattern() -> re.Pattern[bytes]:
+    names = "|".join(link for lib in LIBRARIES for link in lib.links)
+    return re.compile(
+        (r"(?<![\w.$(-])(?:-l|lib)?(?P<name>" + names + r")(?![\w-])"
+         r"|\bCUDA::(?P<target>\w+)"
+         r"|\b(?i:find_package)\s*\(\s*(?P<package>\w+)").encode())
+
+
+_LINK = _link_pattern()
+# CMake's FindCUDAToolkit imported targets of NVIDIA-only libraries.
+_CMAKE_TARGETS = ((r"nvjpeg", "nvJPEG"), (r"npp\w+", "NPP"), (r"cuFile\w*", "cuFile (GPUDirect Storage)"),
+                  (r"nvml", "NVML"))
+_BY_NAME = {lib.name: lib for lib in LIBRARIES}
+
+
+def _library_for_link(text: str, kind: str) -> Library | None:
+    if kind == "target":
+        return next((_BY_NAME[n] for pat, n in _CMAKE_TARGETS if re.fullmatch(pat, text)), None)
+    for lib in LIBRARIES:
+        if kind == "package" and text.lower() in (p.lower() for p in lib.packages):
+            return lib
+        if kind == "name" and any(re.fullmatch(link, text) for link in lib.links):
+            return lib
+    return None
+
+
+@rule(code="HP903", name="cuda-only-library-link", category="cuda-only-library",
+      severity="error", effort="high", kinds=("cmake", "make", "setup.py"))
+def cuda_only_library_link(ctx):
+    """Reports build files that find or link NVIDIA-only libraries.
+
+    What it does:
+    Flags find_package() of CUTLASS, TensorRT, cuTENSOR, nvJPEG, NPP, DALI, nvCOMP, cuDSS,
+    NVSHMEM or OptiX, CUDA:: imported targets of nvJPEG, NPP, cuFile and NVML, and link names
+    (nvinfer, cutensor, nvjpeg, npp*, nvcomp, cudss, cufile, nvshmem, nvidia-ml, ...) in CMake
+    files, Makefiles and setup.py string literals.
+
+    Why it matters on AMD GPUs:
+    ROCm ships none of these libraries, so configuring or linking fails on an AMD system even
+    after the sources are ported.
+
+    Example:
+    target_link_libraries(infer PRIVATE nvinfer nvonnxparser)
+
+    Fix:
+    Link the ROCm counterpart once the code is ported (migraphx for TensorRT, hiptensor for
+    cuTENSOR, rocjpeg for nvJPEG, ...), or make the dependency optional for NVIDIA builds.
+    """
+    for start, end, text in build_matches(ctx, _LINK):
+        m = _LINK.fullmatch(text)
+        if m is None:
+            continue
+        kind = m.lastgroup
+        lib = _library_for_link(m.group(kind).decode(), kind)
+        if lib is None:
+            continue
+        s, e = start + m.start(kind), start + m.end(kind)
+        what = {"package": "finds", "name": "links", "target": "links"}[kind]
+        yield Hit(s, e, f"{what} {lib.name} (`{m.group(kind).decode()}`), which ROCm does not "
+                        "provide", _advice(lib))
+
+
+# ---------------------------------------------------------------------------------------------
+# Python dependencies and imports
+
+
+@dataclass(frozen=True)
+class PythonPackage:
+    pattern: str  # full match on the normalized distribution name (lower case, '-' separators)
+    what: str
+    alternative: str
+    severity: str = ""  # "warning" where a ROCm build of the same project exists
+
+
+PYTHON_PACKAGES: tuple[PythonPackage, ...] = (
+    PythonPackage(r"apex", "NVIDIA apex, which is built for CUDA only",
+                  "torch.amp and PyTorch's fused optimizers, or ROCm's apex fork "
+                  "(github.com/ROCm/apex, built from source)"),
+    PythonPackage(r"tensorrt(?:-[\w-]+)?|nvidia-tensorrt|torch-tensorrt",
+                  "TensorRT, which is NVIDIA-only",
+                  "MIGraphX (Torch-MIGraphX, or ONNX Runtime's MIGraphX execution provider)"),
+    PythonPackage(r"nvidia-dali(?:-[\w-]+)?", "NVIDIA DALI, which is NVIDIA-only",
+                  "rocAL (ROCm Augmentation Library)"),
+    PythonPackage(r"pycuda", "PyCUDA, which is CUDA-only", "HIP Python (hip-python)"),
+    PythonPackage(r"cuda-python|cuda-bindings", "NVIDIA's CUDA Python bindings",
+                  "HIP Python (hip-python)"),
+    PythonPackage(r"pynvml|nvidia-ml-py3?", "bindings to NVIDIA's NVML",
+                  "AMD SMI's Python package (amdsmi)"),
+    PythonPackage(r"cupy-cuda\w+", "a CuPy wheel built for CUDA",
+                  "a ROCm build of CuPy (cupy-rocm-* wheels, or built with CUPY_INSTALL_USE_HIP=1)",
+                  "warning"),
+    PythonPackage(r"bitsandbytes", "bitsandbytes, which needs a ROCm-enabled build on AMD GPUs",
+                  "a ROCm-enabled bitsandbytes build (its multi-backend releases, or "
+                  "github.com/ROCm/bitsandbytes)", "warning"),
+    PythonPackage(r"xformers", "xFormers, whose PyPI wheels are CUDA builds",
+                  "an xFormers build for ROCm (github.com/ROCm/xformers)", "warning"),
+    PythonPackage(r"flash-attn|flash-attention",
+                  "FlashAttention, whose prebuilt wheels are CUDA builds",
+                  "FlashAttention built from source for ROCm (upstream's ROCm backend or "
+                  "github.com/ROCm/flash-attention)", "warning"),
+    PythonPackage(r"nvidia-[\w-]+", "an NVIDIA CUDA library wheel",
+                  "remove it: on ROCm the libraries come from the ROCm install or the ROCm "
+                  "PyTorch wheels"),
+)
+_REQ_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_CUDA_TORCH = re.compile(r"\b(?:torch|torchvision|torchaudio)\s*==\s*[\w.]+\+cu\d+")
+_CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?cu\d+")
+
+
+def _package(name: str) -> PythonPackage | None:
+    norm = re.sub(r"[-_.]+", "-", name).lower()
+    for pkg in PYTHON_PACKAGES:
+        if re.fullmatch(pkg.pattern, norm):
+            return pkg
+    return None
+
+
+def _requirement_hits(text: str, base: int, data: bytes) -> list[Hit]:
+    """Hits for one requirement string that starts at byte offset `base`."""
+    out = []
+    m = _REQ_NAME.match(text)
+    if m and not text.lstrip().startswith("-"):
+        pkg = _package(m.group(1))
+        if pkg is not None:
+            s = base + len(text[: m.start(1)].encode())
+            e = s + len(m.group(1).encode())
+            out.append(Hit(s, e, f"`{m.group(1)}`: {pkg.what}; it does not run on AMD GPUs as "
+                                 "pinned",
+                           pkg.alternative if pkg.alternative.startswith("remove") else
+                           f"depend on {pkg.alternative}", pkg.severity))
+    for pat, what, fix in (
+            (_CUDA_TORCH, "a CUDA build of PyTorch", "use the ROCm build (a +rocmX.Y version "
+             "from https://download.pytorch.org/whl/rocmX.Y)"),
+            (_CUDA_INDEX, "PyTorch's CUDA wheel index", "use the ROCm index "
+             "(https://download.pytorch.org/whl/rocmX.Y)")):
+        for mm in pat.finditer(text):
+            s = base + len(text[: mm.start()].encode())
+            out.append(Hit(s, s + len(mm.group().encode()), f"`{mm.group()}` selects {what}",
+                           fix, "warning"))
+    return out
+
+
+@rule(code="HP904", name="cuda-only-python-dependency", category="cuda-only-library",
+      severity="error", effort="high", kinds=("requirements", "pyproject", "setup.py"))
+def cuda_only_python_dependency(ctx):
+    """Reports Python dependencies that exist only for NVIDIA GPUs.
+
+    What it does:
+    Reads requirements files, pyproject.toml dependency tables and setup.py install/extras
+    requirements, and flags apex, TensorRT, DALI, PyCUDA, cuda-python, NVML bindings and
+    nvidia-* library wheels (errors), CUDA builds of CuPy, bitsandbytes, xFormers and
+    FlashAttention (warnings: ROCm builds exist), and pins of CUDA PyTorch builds (+cu121) or
+    PyTorch's CUDA wheel index (warnings).
+
+    Why it matters on AMD GPUs:
+    These wheels contain CUDA binaries: they fail to install, fail to import, or silently fall
+    back to CPU on a ROCm system.
+
+    Example:
+    cupy-cuda12x==13.0.0
+
+    Fix:
+    Depend on the ROCm counterpart named in the message (a ROCm build or fork, MIGraphX for
+    TensorRT, rocAL for DALI, hip-python for PyCUDA), or move NVIDIA-only extras out of the
+    default requirements.
+    """
+    data = ctx.data
+    if ctx.kind == "requirements":
+        comments = comment_spans("requirements", data)
+        for m in re.finditer(rb"[^\n]+", data):
+            end = next((s for s, e in comments if m.start() <= s < m.end()), m.end())
+            line = data[m.start() : end].decode("utf-8", "replace")
+            if line.strip():
+                yield from _requirement_hits(line, m.start(), data)
+    elif ctx.kind == "pyproject":
+        yield from _pyproject_hits(data)
+    else:
+        yield from _setup_requirement_hits(data)
+
+
+def _pyproject_hits(data: bytes):
+    text = data.decode("utf-8", "replace")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return
+    wanted: list[str] = []
+    project = doc.get("project", {})
+    wanted += [d for d in project.get("dependencies", []) if isinstance(d, str)]
+    for deps in project.get("optional-dependencies", {}).values():
+        wanted += [d for d in deps if isinstance(d, str)]
+    wanted += [d for d in doc.get("build-system", {}).get("requires", []) if isinstance(d, str)]
+    poetry = doc.get("tool", {}).get("poetry", {})
+    keys = list(poetry.get("dependencies", {})) + list(poetry.get("dev-dependencies", {}))
+    for group in poetry.get("group", {}).values():
+        keys += list(group.get("dependencies", {}))
+    comments = comment_spans("pyproject", data)
+
+    def in_comment(offset: int) -> bool:
+        return any(s <= offset < e for s, e in comments)
+
+    seen: set[int] = set()
+    for req in wanted:
+        for m in re.finditer(re.escape(f'"{req}"') + "|" + re.escape(f"'{req}'"), text):
+            base = len(text[: m.start() + 1].encode())
+            if base in seen or in_comment(base):
+                continue
+            seen.add(base)
+            yield from _requirement_hits(req, base, data)
+    for key in keys:
+        for m in re.finditer(r"(?m)^[ \t]*(" + re.escape(key) + r")[ \t]*=", text):
+            base = len(text[: m.start(1)].encode())
+            if base not in seen and not in_comment(base):
+                seen.add(base)
+                yield from _requirement_hits(key, base, data)
+
+
+_REQUIRES_KEYWORDS = frozenset({"install_requires", "extras_require", "setup_requires",
+                                "tests_require"})
+
+
+def _setup_requirement_hits(data: bytes):
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return
+    ranges = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in _REQUIRES_KEYWORDS:
+            ranges.append((node.value.lineno, node.value.end_lineno))
+    if not ranges:
+        return
+    for offset, raw in python_strings(data):
+        line = data.count(b"\n", 0, offset) + 1
+        if not any(a <= line <= b for a, b in ranges):
+            continue
+        try:
+            value = ast.literal_eval(raw.decode("utf-8"))
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(value, str):
+            prefix = len(raw) - len(raw.lstrip(b"rRbBuUfF"))
+            quote = 3 if raw[prefix : prefix + 3] in (b'"""', b"'''") else 1
+            yield from _requirement_hits(value, offset + prefix + quote, data)
+
+
+# Python modules of NVIDIA-only packages (top-level or dotted prefixes).
+PYTHON_MODULES = {
+    "apex": ("NVIDIA apex", "torch.amp and PyTorch's fused optimizers, or ROCm's apex fork"),
+    "tensorrt": ("TensorRT", "MIGraphX (migraphx / torch_migraphx)"),
+    "torch_tensorrt": ("Torch-TensorRT", "Torch-MIGraphX (torch_migraphx)"),
+    "nvidia.dali": ("NVIDIA DALI", "rocAL (ROCm Augmentation Library)"),
+    "pycuda": ("PyCUDA", "HIP Python (from hip import hip)"),
+    "cuda.bindings": ("NVIDIA cuda-python", "HIP Python (hip-python)"),
+    "cuda.cudart": ("NVIDIA cuda-python", "HIP Python (hip-python)"),
+    "pynvml": ("NVML bindings", "AMD SMI's Python package (amdsmi)"),
+}
+
+
+def _module_entry(module: str):
+    for name, info in PYTHON_MODULES.items():
+        if module == name or module.startswith(name + "."):
+            return name, info
+    return None
+
+
+@rule(code="HP905", name="cuda-only-python-import", category="cuda-only-library",
+      severity="error", effort="high", kinds=("python", "setup.py"))
+def cuda_only_python_import(ctx):
+    """Reports imports of NVIDIA-only Python packages (apex, tensorrt, nvidia.dali, pycuda, ...).
+
+    What it does:
+    Parses the file with Python's ast (never runs it) and flags import statements of apex,
+    tensorrt, torch_tensorrt, nvidia.dali, pycuda, cuda-python's cuda.bindings/cuda.cudart and
+    pynvml (also `from cuda import cudart`).
+
+    Why it matters on AMD GPUs:
+    These packages wrap NVIDIA-only libraries; on ROCm the import fails or the code path cannot
+    run.
+
+    Example:
+    from apex import amp
+
+    Fix:
+    Use the ROCm counterpart named in the message (torch.amp instead of apex.amp, MIGraphX for
+    TensorRT, rocAL for DALI, hip-python for PyCUDA, amdsmi for pynvml), or make the import
+    optional for NVIDIA systems.
+    """
+    data = ctx.data
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return
+    line_starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+
+    def offset(node) -> tuple[int, int]:
+        s = line_starts[node.lineno - 1] + node.col_offset
+        e = line_starts[node.end_lineno - 1] + node.end_col_offset
+        return s, e
+
+    for node in ast.walk(tree):
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for module in modules:
+            found = _module_entry(module)
+            if found is None:
+                continue
+            name, (what, alternative) = found
+            s, e = offset(node)
+            yield Hit(s, e, f"imports `{name}` ({what}), which is NVIDIA-only",
+                      f"use {alternative}")
+            break

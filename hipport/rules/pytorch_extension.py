@@ -1,0 +1,313 @@
+"""pytorch-extension: PyTorch extension idioms that need attention on ROCm.
+
+CUDA_VERSION-style guards: in a source that includes PyTorch headers the guard is reported here
+(the advice is PyTorch's USE_ROCM) and version-macro stays silent; elsewhere version-macro reports
+it. Python files are parsed with `ast` and never executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterator
+
+from hipport.rules import Hit, rule
+from hipport.rules.version_macro import includes_torch, version_comparisons
+
+
+@rule(code="HP1151", name="cuda-version-guard-in-extension", category="pytorch-extension",
+      severity="warning", effort="medium")
+def cuda_version_guard_in_extension(ctx):
+    """Reports CUDA_VERSION-style comparisons in PyTorch extension sources.
+
+    What it does:
+    In a file that includes <torch/...>, <ATen/...> or <c10/...>, flags comparisons of
+    CUDA_VERSION, CUDART_VERSION, __CUDACC_VER_*__ and the CUDA library version macros
+    (the same set as cuda-version-comparison, which stays silent in such files).
+
+    Why it matters on AMD GPUs:
+    On ROCm, CUDAExtension hipifies the sources and compiles them with hipcc, defining
+    USE_ROCM and __HIP_PLATFORM_AMD__; the CUDA version macros are not defined (0 in #if), so
+    `#if CUDA_VERSION >= 11000` picks the branch written for old CUDA toolkits.
+
+    Example:
+    #if defined(CUDA_VERSION) && CUDA_VERSION >= 11000
+      at::cuda::CUDAGraph graph;
+    #endif
+
+    Fix:
+    Test the platform first: `#if defined(USE_ROCM) || CUDA_VERSION >= 11000` (or a separate
+    USE_ROCM branch), and compare HIP_VERSION when a ROCm version matters.
+    """
+    if not includes_torch(ctx):
+        return
+    for start, end, name, _in_directive in version_comparisons(ctx):
+        yield Hit(start, end,
+                  f"`{name}` guards code in a PyTorch extension: the ROCm build defines USE_ROCM "
+                  f"and leaves {name} undefined (0 in #if), so the branch for old CUDA is used",
+                  "add a USE_ROCM branch (`#if defined(USE_ROCM) || ...`) and compare HIP_VERSION "
+                  "where a ROCm version matters")
+
+
+# ---------------------------------------------------------------------------------------------
+# setup.py / build scripts
+
+# CUDA math/runtime libraries -> what to link on ROCm (CUDAExtension leaves `libraries` as is).
+CUDA_LINK_LIBRARIES = {
+    "cublas": "hipblas", "cublasLt": "hipblaslt", "curand": "hiprand", "cusparse": "hipsparse",
+    "cusolver": "hipsolver", "cufft": "hipfft", "cudnn": "MIOpen", "nccl": "rccl",
+    "cudart": "amdhip64", "cuda": "amdhip64", "nvrtc": "hiprtc", "nvToolsExt": "roctx64",
+}
+_LINK_KEYWORDS = frozenset({"libraries", "extra_link_args", "extra_ldflags"})
+
+
+def _parse(data: bytes) -> ast.AST | None:
+    try:
+        return ast.parse(data)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _offsets(data: bytes):
+    starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+
+    def span(node) -> tuple[int, int]:
+        return (starts[node.lineno - 1] + node.col_offset,
+                starts[node.end_lineno - 1] + node.end_col_offset)
+
+    return span
+
+
+_HIP_NAMES = frozenset({"IS_HIP_EXTENSION", "ROCM_HOME"})
+
+
+def _mentions_hip(expr: ast.AST) -> bool:
+    """Whether an expression tests for ROCm: torch.version.hip, IS_HIP_EXTENSION, ROCM_HOME."""
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.Attribute) and (sub.attr in _HIP_NAMES or (
+                sub.attr == "hip" and (_dotted(sub.value) or "").endswith("version"))):
+            return True
+        if isinstance(sub, ast.Name) and sub.id in _HIP_NAMES:
+            return True
+    return False
+
+
+def _parents(tree: ast.AST) -> dict:
+    return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+
+
+def _platform_selected(node: ast.AST, parents: dict) -> bool:
+    """Whether `node` sits in a branch chosen by a ROCm test (`a if IS_HIP_EXTENSION else b`)."""
+    child, parent = node, parents.get(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.IfExp) and child is not parent.test and _mentions_hip(
+                parent.test):
+            return True
+        child, parent = parent, parents.get(parent)
+    return isinstance(parent, ast.If) and child is not parent.test and _mentions_hip(parent.test)
+
+
+def _strings(node: ast.AST) -> Iterator[ast.Constant]:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            yield sub
+
+
+@rule(code="HP1152", name="cuda-library-link-in-extension", category="pytorch-extension",
+      severity="error", effort="low", kinds=("setup.py", "python"))
+def cuda_library_link_in_extension(ctx):
+    """Reports CUDA libraries named in an extension's link settings: libraries=["cublas", ...].
+
+    What it does:
+    In setup.py and Python build scripts, flags the CUDA libraries (cublas, cublasLt, curand,
+    cusparse, cusolver, cufft, cudnn, nccl, cudart, cuda, nvrtc, nvToolsExt) listed in a call's
+    `libraries=`, or given as -l flags in `extra_link_args=` / `extra_ldflags=`.
+
+    Why it matters on AMD GPUs:
+    PyTorch's CUDAExtension hipifies the sources but passes `libraries` through unchanged, so
+    on ROCm the link asks for libcublas.so and fails.
+
+    Example:
+    CUDAExtension("ops", ["ops.cu"], libraries=["cublas", "curand"])
+
+    Fix:
+    Choose the list by platform: hipblas, hiprand, hipsparse, hipfft, ... when
+    torch.version.hip is set (or IS_HIP_EXTENSION from torch.utils.cpp_extension).
+    """
+    tree = _parse(ctx.data)
+    if tree is None:
+        return
+    span = _offsets(ctx.data)
+    parents = _parents(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for kw in node.keywords:
+            if kw.arg not in _LINK_KEYWORDS:
+                continue
+            for const in _strings(kw.value):
+                if _platform_selected(const, parents):
+                    continue  # already chosen per platform
+                name = const.value
+                if kw.arg != "libraries":
+                    if not name.startswith("-l"):
+                        continue
+                    name = name[2:]
+                rocm = CUDA_LINK_LIBRARIES.get(name)
+                if rocm is None:
+                    continue
+                s, e = span(const)
+                yield Hit(s, e,
+                          f"links the CUDA library `{name}`: PyTorch's ROCm build passes link "
+                          "libraries through unchanged, so the link fails on ROCm",
+                          f"link `{rocm}` when torch.version.hip is set "
+                          "(or IS_HIP_EXTENSION from torch.utils.cpp_extension)")
+
+
+@rule(code="HP1153", name="handwritten-hip-beside-cu", category="pytorch-extension",
+      severity="warning", effort="low", kinds=("setup.py", "python"))
+def handwritten_hip_beside_cu(ctx):
+    """Reports a `.hip` source listed next to a `.cu` of the same name.
+
+    What it does:
+    Flags a string literal naming `X.hip` in a build script that also names `X.cu`.
+
+    Why it matters on AMD GPUs:
+    On ROCm, PyTorch's hipify (run by CUDAExtension) writes the HIP translation of `X.cu` to
+    `X.hip`, the path of the hand-written file, so one of the two versions silently replaces
+    the other.
+
+    Example:
+    sources=["kernels/attn.cu", "kernels/attn.hip"]
+
+    Fix:
+    Keep one source per kernel: let hipify translate `X.cu`, or give the hand-written HIP file
+    another name and select the list with torch.version.hip.
+    """
+    tree = _parse(ctx.data)
+    if tree is None:
+        return
+    span = _offsets(ctx.data)
+    consts = list(_strings(tree))
+    cu_stems = {c.value[:-3] for c in consts if c.value.endswith(".cu")}
+    for const in consts:
+        if const.value.endswith(".hip") and const.value[:-4] in cu_stems:
+            s, e = span(const)
+            yield Hit(s, e,
+                      f"`{const.value}` is listed beside `{const.value[:-4]}.cu`: PyTorch's "
+                      "hipify writes its translation of the .cu file to this same path",
+                      "keep one source per kernel, or rename the hand-written HIP file")
+
+
+def _gate_names(tree: ast.AST) -> tuple[set[str], set[str], set[str], set[str]]:
+    """Local names for torch, torch.version, CUDA_HOME and torch.utils.cpp_extension."""
+    torch_names, version_names, home_names, ext_names = set(), set(), set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "torch" or (a.name.startswith("torch.") and a.asname is None):
+                    torch_names.add(a.asname or "torch")
+                elif a.name == "torch.version" and a.asname:
+                    version_names.add(a.asname)
+                elif a.name == "torch.utils.cpp_extension" and a.asname:
+                    ext_names.add(a.asname)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            for a in node.names:
+                if node.module == "torch" and a.name == "version":
+                    version_names.add(a.asname or "version")
+                elif node.module == "torch.utils.cpp_extension" and a.name == "CUDA_HOME":
+                    home_names.add(a.asname or "CUDA_HOME")
+                elif node.module == "torch.utils" and a.name == "cpp_extension":
+                    ext_names.add(a.asname or "cpp_extension")
+    return torch_names, version_names, home_names, ext_names
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+_TEST_FIELDS = {ast.If: "test", ast.While: "test", ast.Assert: "test", ast.IfExp: "test"}
+
+
+def _gates(node: ast.AST, parents: dict) -> bool:
+    """Whether the value of `node` decides control flow without a ROCm alternative: it reaches
+    an if/while/assert/ternary test or a comprehension filter, or feeds a comparison or boolean
+    operator, and that expression does not also test torch.version.hip / IS_HIP_EXTENSION."""
+    child, parent = node, parents.get(node)
+    gate = None
+    while parent is not None:
+        field = _TEST_FIELDS.get(type(parent))
+        if field and getattr(parent, field) is child:
+            gate = child
+            break
+        if isinstance(parent, ast.comprehension) and child in parent.ifs:
+            gate = child
+            break
+        if isinstance(parent, (ast.Compare, ast.BoolOp)) or (
+                isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+            gate = parent  # keep climbing to the whole condition
+        elif not isinstance(parent, (ast.Call, ast.Attribute, ast.Subscript)):
+            break
+        child, parent = parent, parents.get(parent)
+    return gate is not None and not _mentions_hip(gate)
+
+
+@rule(code="HP1154", name="torch-version-cuda-gate", category="pytorch-extension",
+      severity="warning", effort="low", kinds=("python", "setup.py"))
+def torch_version_cuda_gate(ctx):
+    """Reports code gated on `torch.version.cuda` or CUDA_HOME to mean "has a GPU".
+
+    What it does:
+    Flags `torch.version.cuda` and torch.utils.cpp_extension's CUDA_HOME where their value
+    decides control flow (an if/while/assert/ternary test, a comparison, a boolean operator).
+    `torch.cuda.is_available()` and plain reads (printing the version) are not flagged.
+
+    Why it matters on AMD GPUs:
+    ROCm builds of PyTorch keep the torch.cuda API, but torch.version.cuda is None there
+    (torch.version.hip holds the HIP version) and CUDA_HOME is usually unset (ROCM_HOME is
+    set), so checks written as "is this a GPU build?" take the CPU or error path on AMD GPUs.
+
+    Example:
+    if torch.version.cuda is not None:
+        ext_modules.append(CUDAExtension("ops", ["ops.cu"]))
+
+    Fix:
+    Test `torch.version.cuda or torch.version.hip` (any GPU build), torch.version.hip (ROCm
+    only), or IS_HIP_EXTENSION / ROCM_HOME from torch.utils.cpp_extension.
+    """
+    tree = _parse(ctx.data)
+    if tree is None:
+        return
+    torch_names, version_names, home_names, ext_names = _gate_names(tree)
+    if not (torch_names or version_names or home_names or ext_names):
+        return
+    cuda_exprs = {f"{t}.version.cuda" for t in torch_names} | {
+        f"{v}.cuda" for v in version_names}
+    home_exprs = set(home_names) | {f"{e}.CUDA_HOME" for e in ext_names} | {
+        f"{t}.utils.cpp_extension.CUDA_HOME" for t in torch_names}
+    parents = _parents(tree)
+    span = _offsets(ctx.data)
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Attribute, ast.Name)) or not isinstance(node.ctx, ast.Load):
+            continue
+        dotted = _dotted(node)
+        if dotted in cuda_exprs and _gates(node, parents):
+            s, e = span(node)
+            yield Hit(s, e,
+                      f"`{dotted}` gates this code: it is None on ROCm builds of PyTorch "
+                      "(torch.version.hip is set instead)",
+                      "test `torch.version.cuda or torch.version.hip` for any GPU build, or "
+                      "torch.version.hip for ROCm")
+        elif dotted in home_exprs and _gates(node, parents):
+            s, e = span(node)
+            yield Hit(s, e,
+                      f"`{dotted}` gates this code: on ROCm CUDA_HOME is usually unset and "
+                      "ROCM_HOME points to the ROCm install",
+                      "also accept IS_HIP_EXTENSION / ROCM_HOME from torch.utils.cpp_extension")

@@ -1,0 +1,375 @@
+"""texture-reference (legacy texture/surface references) and texture-object rules."""
+
+from __future__ import annotations
+
+from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
+
+BIND_APIS = frozenset({
+    "cudaBindTexture", "cudaBindTexture2D", "cudaBindTextureToArray",
+    "cudaBindTextureToMipmappedArray", "cudaUnbindTexture", "cudaGetTextureReference",
+    "cudaGetTextureAlignmentOffset", "cudaBindSurfaceToArray", "cudaGetSurfaceReference",
+    "cuTexRefSetArray", "cuTexRefSetAddress", "cuTexRefSetAddress2D", "cuTexRefSetFormat",
+    "cuTexRefSetAddressMode", "cuTexRefSetFilterMode", "cuTexRefSetFlags", "cuModuleGetTexRef",
+    "cuModuleGetSurfRef", "cuSurfRefSetArray",
+})
+REFERENCE_TYPES = frozenset({"textureReference", "surfaceReference", "CUtexref", "CUsurfref"})
+TEX_FETCHES = frozenset({
+    "tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered", "texCubemap",
+    "texCubemapLayered", "tex2Dgather", "tex1DLod", "tex2DLod", "tex3DLod", "tex1DGrad",
+    "tex2DGrad", "tex3DGrad", "tex1DLayeredLod", "tex2DLayeredLod", "tex1DLayeredGrad",
+    "tex2DLayeredGrad", "texCubemapLod", "texCubemapGrad", "texCubemapLayeredLod",
+    "texCubemapLayeredGrad",
+})
+SURF_FUNCS = frozenset({
+    "surf1Dread", "surf1Dwrite", "surf2Dread", "surf2Dwrite", "surf3Dread", "surf3Dwrite",
+    "surf1DLayeredread", "surf1DLayeredwrite", "surf2DLayeredread", "surf2DLayeredwrite",
+    "surfCubemapread", "surfCubemapwrite", "surfCubemapLayeredread", "surfCubemapLayeredwrite",
+})
+OBJECT_TYPES = frozenset({"cudaTextureObject_t", "cudaSurfaceObject_t", "CUtexObject", "CUsurfObject"})
+OBJECT_CREATE = frozenset({"cudaCreateTextureObject", "cudaCreateTextureObject_v2",
+                           "cudaCreateSurfaceObject", "cuTexObjectCreate", "cuSurfObjectCreate"})
+
+_REF_FIX = ("Use a texture object: create it with hipCreateTextureObject (hipResourceDesc + "
+            "hipTextureDesc) on the host, pass the hipTextureObject_t to the kernel, and fetch "
+            "with tex1Dfetch<T>(obj, i) / tex2D<T>(obj, x, y). If the texture only served as a "
+            "read-only cache, a plain `const T* __restrict__` load (or __ldg) is enough.")
+
+
+def _legacy_templates(ctx) -> list:
+    """`texture<...>` / `surface<...>` type nodes (not a user's own `ns::texture<...>`)."""
+    out = []
+    for node in sx.nodes(ctx, "template_type"):
+        name = sx.text(node.child_by_field_name("name"))
+        if name not in ("texture", "surface"):
+            continue
+        parent = node.parent
+        if parent is not None and parent.type == "qualified_identifier":
+            scope = parent.child_by_field_name("scope")
+            if scope is not None:
+                continue
+        if sx.relevant(ctx, node.start_byte):
+            out.append(node)
+    return out
+
+
+def _own_templates(ctx) -> set[str]:
+    """Names the file defines itself (a user `template <...> struct texture`, a `tex2D` helper)."""
+    own = set()
+    for spec in sx.nodes(ctx, "struct_specifier", "class_specifier"):
+        if spec.child_by_field_name("body") is not None:
+            own.add(sx.text(spec.child_by_field_name("name")))
+    for fn in sx.nodes(ctx, "function_definition"):
+        d = fn.child_by_field_name("declarator")
+        while d is not None and d.type != "function_declarator":
+            d = d.child_by_field_name("declarator")
+        if d is not None:
+            own.add(sx.text(d.child_by_field_name("declarator")))
+    return own
+
+
+def _declared_names(type_node) -> list:
+    """Identifiers declared with the declaration that owns this type node."""
+    decl = type_node
+    while decl is not None and decl.type not in ("declaration", "parameter_declaration",
+                                                  "field_declaration"):
+        decl = decl.parent
+    if decl is None:
+        return []
+    out = []
+    for d in decl.children_by_field_name("declarator"):
+        while d is not None and d.type not in ("identifier", "field_identifier"):
+            d = d.child_by_field_name("declarator")
+        if d is not None:
+            out.append(d)
+    return out
+
+
+def _references(ctx) -> dict[str, str]:
+    """Texture/surface reference names declared in this file -> "texture" | "surface"."""
+    def compute(c):
+        out = {}
+        for node in _legacy_templates(c):
+            if node.parent is not None and node.parent.type in ("template_argument_list", "type_descriptor"):
+                continue
+            kind = sx.text(node.child_by_field_name("name"))
+            for ident in _declared_names(node):
+                out[sx.text(ident)] = kind
+        return out
+    return sx.memo(ctx, "texture_references", compute)
+
+
+def _object_declarations(ctx) -> list:
+    """(declaration, type name, declared identifier nodes) for texture/surface object handles."""
+    def compute(c):
+        out = []
+        for decl in sx.nodes(c, "declaration", "parameter_declaration", "field_declaration"):
+            t = decl.child_by_field_name("type")
+            name = sx.text(t).split("::")[-1].strip() if t is not None else ""
+            if name in OBJECT_TYPES:
+                idents = _declared_names(t)
+                if idents:
+                    out.append((decl, name, idents))
+        return out
+    return sx.memo(ctx, "texture_object_decls", compute)
+
+
+def _objects(ctx) -> set[str]:
+    """Names declared in this file with a texture/surface object type."""
+    return {sx.text(i) for _, _, idents in _object_declarations(ctx) for i in idents}
+
+
+def _first_ident(node):
+    while node is not None and node.type in ("parenthesized_expression",):
+        node = node.named_children[0] if node.named_child_count else None
+    return sx.text(node) if node is not None and node.type == "identifier" else None
+
+
+@rule(code="HP201", name="texture-reference-declaration", category="texture-reference",
+      severity="error", effort="high")
+def texture_reference_declaration(ctx):
+    """Flags legacy texture and surface reference declarations.
+
+    What it does:
+    Reports `texture<T, dim, mode>` and `surface<void, dim>` declarations (file scope or
+    parameters) and uses of the driver/runtime reference types `textureReference`,
+    `surfaceReference`, `CUtexref`, `CUsurfref`.
+
+    Why it matters on AMD GPUs:
+    Texture and surface references were removed in CUDA 12 and HIP lists the whole texture
+    reference API as deprecated (it may be dropped from a future ROCm), so the port should move
+    to texture/surface objects, which both platforms support.
+
+    Example:
+    texture<float, cudaTextureType2D, cudaReadModeElementType> texImage;
+
+    Fix:
+    Replace the reference with a texture object (hipTextureObject_t) created on the host with
+    hipCreateTextureObject and passed to the kernel as an argument; surfaces likewise with
+    hipSurfaceObject_t / hipCreateSurfaceObject.
+    """
+    seen = set()
+    for node in _legacy_templates(ctx):
+        if node.parent is not None and node.parent.type in ("template_argument_list", "type_descriptor"):
+            continue
+        kind = sx.text(node.child_by_field_name("name"))
+        names = ", ".join(f"`{sx.text(i)}`" for i in _declared_names(node)) or "a reference"
+        seen.add(node.start_byte)
+        yield Hit(node.start_byte, node.end_byte,
+                  f"legacy {kind} reference {names} (`{kind}<...>`): removed in CUDA 12, "
+                  "deprecated in HIP", _REF_FIX)
+    for t in sx.nodes(ctx, "type_identifier"):
+        name = sx.text(t)
+        if name in REFERENCE_TYPES and sx.relevant(ctx, t.start_byte):
+            yield Hit(t.start_byte, t.end_byte,
+                      f"`{name}`: the texture/surface reference API was removed in CUDA 12 and is "
+                      "deprecated in HIP", _REF_FIX)
+
+
+@rule(code="HP202", name="texture-reference-binding-api", category="texture-reference",
+      severity="error", effort="high")
+def texture_reference_binding_api(ctx):
+    """Flags calls that bind or query texture/surface references.
+
+    What it does:
+    Reports `cudaBindTexture`, `cudaBindTexture2D`, `cudaBindTextureToArray`,
+    `cudaUnbindTexture`, `cudaBindSurfaceToArray`, `cudaGetTextureReference` and the driver
+    API's `cuTexRef*`/`cuModuleGetTexRef`, in code that is compiled for CUDA.
+
+    Why it matters on AMD GPUs:
+    These functions only exist for texture references: CUDA 12 removed them, and HIP keeps
+    hipBindTexture*/hipUnbindTexture only as deprecated APIs.
+
+    Example:
+    cudaBindTexture2D(nullptr, texImage, d_img, desc, w, h, pitch);
+
+    Fix:
+    Describe the memory with a hipResourceDesc (linear, pitch2D or array) and the sampling
+    with a hipTextureDesc, call hipCreateTextureObject once, pass the object to the kernel and
+    hipDestroyTextureObject it when done.
+    """
+    for node in sx.nodes(ctx, "identifier"):
+        name = sx.text(node)
+        if name in BIND_APIS and sx.relevant(ctx, node.start_byte):
+            parent = node.parent
+            if parent is not None and parent.type in ("function_declarator",):
+                continue  # the file declares its own function of that name
+            end = parent.end_byte if parent is not None and parent.type == "call_expression" else node.end_byte
+            yield Hit(node.start_byte, end,
+                      f"`{name}` binds a texture/surface reference: removed in CUDA 12, deprecated "
+                      "in HIP", _REF_FIX)
+
+
+@rule(code="HP203", name="texture-reference-fetch", category="texture-reference",
+      severity="error", effort="high")
+def texture_reference_fetch(ctx):
+    """Flags tex*/surf* fetches through a texture or surface reference.
+
+    What it does:
+    Reports non-template `tex1Dfetch(ref, i)`, `tex2D(ref, x, y)`, ... calls whose first
+    argument is a texture reference (declared in this file, or any name that is not a texture
+    object since only references take the non-template form), and `surf2Dread`/`surf2Dwrite`
+    calls on a surface reference declared in this file. Template fetches on texture objects
+    (`tex2D<float>(obj, x, y)`) are texture-object findings instead.
+
+    Why it matters on AMD GPUs:
+    The reference overloads of the fetch functions went away with texture references in CUDA
+    12 and are deprecated in HIP; the object overloads need the element type as a template
+    argument.
+
+    Example:
+    float v = tex2D(texImage, x + 0.5f, y + 0.5f);
+
+    Fix:
+    Pass a hipTextureObject_t to the kernel and fetch with the template form:
+    `tex2D<float>(texObj, x + 0.5f, y + 0.5f)`; surfaces: `surf2Dwrite(v, surfObj, x * sizeof(v), y)`.
+    """
+    refs = _references(ctx)
+    objects = _objects(ctx)
+    own = _own_templates(ctx)
+    for call in sx.nodes(ctx, "call_expression"):
+        name = sx.call_name(call)
+        if name not in TEX_FETCHES and name not in SURF_FUNCS:
+            continue
+        if name in own or sx.is_template_call(call) or not sx.relevant(ctx, call.start_byte):
+            continue
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "identifier":
+            continue
+        args = sx.call_args(call)
+        if name in TEX_FETCHES:
+            first = _first_ident(args[0]) if args else None
+            if first is None or first in objects:
+                continue
+            known = first in refs
+            why = "a texture reference" if known else "not a texture object (only references take the non-template form)"
+            yield Hit(call.start_byte, call.end_byte,
+                      f"`{name}({first}, ...)` fetches through {why}: texture references were "
+                      "removed in CUDA 12 and are deprecated in HIP", _REF_FIX)
+        else:
+            for a in args[:2]:
+                ident = _first_ident(a)
+                if ident is not None and refs.get(ident) == "surface":
+                    yield Hit(call.start_byte, call.end_byte,
+                              f"`{name}` on surface reference `{ident}`: surface references were "
+                              "removed in CUDA 12 and are deprecated in HIP",
+                              "Use a surface object (hipSurfaceObject_t from hipCreateSurfaceObject).")
+                    break
+
+
+_OBJECT_FIX = ("hipTextureObject_t/hipSurfaceObject_t work the same way; check that the channel "
+               "format (e.g. 3-channel or 64-bit formats), filter mode (linear filtering of "
+               "integer data), address mode (wrap/mirror need normalized coordinates) and the "
+               "extents (hipDeviceProp_t::maxTexture1D/2D/3D) are supported on the target GPU, "
+               "and compare results where linear filtering is used.")
+
+
+@rule(code="HP251", name="texture-object-creation", category="texture-object",
+      severity="info", effort="low")
+def texture_object_creation(ctx):
+    """Notes where texture and surface objects are created.
+
+    What it does:
+    Reports `cudaCreateTextureObject`, `cudaCreateSurfaceObject` (and the driver API's
+    `cuTexObjectCreate`/`cuSurfObjectCreate`): the place where format, filtering and
+    addressing are chosen.
+
+    Why it matters on AMD GPUs:
+    HIP supports texture and surface objects (hipCreateTextureObject), so these port
+    directly; what can differ is which formats, filter and address modes and sizes the AMD
+    GPU's sampler supports, and the precision of linear filtering.
+
+    Example:
+    cudaCreateTextureObject(&tex, &resDesc, &texDesc, nullptr);
+
+    Fix:
+    Keep the object; check the channel format, filter mode, address mode and normalized
+    coordinates against the target GPU, check extents against hipDeviceProp_t::maxTexture*,
+    and test results that use linear filtering.
+    """
+    for node in sx.nodes(ctx, "identifier"):
+        name = sx.text(node)
+        if name in OBJECT_CREATE and sx.relevant(ctx, node.start_byte):
+            parent = node.parent
+            if parent is None or parent.type != "call_expression":
+                continue
+            yield Hit(parent.start_byte, parent.end_byte,
+                      f"`{name}`: texture/surface objects are supported by HIP; check formats, "
+                      "filtering, addressing and size limits on the AMD target", _OBJECT_FIX)
+
+
+@rule(code="HP252", name="texture-object-fetch", category="texture-object",
+      severity="info", effort="low")
+def texture_object_fetch(ctx):
+    """Notes texture fetches and surface accesses through objects in device code.
+
+    What it does:
+    Reports template fetches such as `tex2D<float>(obj, x, y)` / `tex1Dfetch<int>(obj, i)`,
+    the pointer forms `tex2D(&v, obj, x, y)`, and `surf*read/write` calls whose object is a
+    `cudaSurfaceObject_t` of this file.
+
+    Why it matters on AMD GPUs:
+    The same calls exist in HIP for hipTextureObject_t; results can still differ where the
+    sampler does the work (linear filtering, normalized coordinates, border handling,
+    read-mode normalization of integer data).
+
+    Example:
+    float v = tex2D<float>(tex, u, v);
+
+    Fix:
+    Nothing to rename beyond the object type; validate results against the CUDA build where
+    filtering or normalized coordinates are used.
+    """
+    objects = _objects(ctx)
+    refs = _references(ctx)
+    own = _own_templates(ctx)
+    for call in sx.nodes(ctx, "call_expression"):
+        name = sx.call_name(call)
+        if name not in TEX_FETCHES and name not in SURF_FUNCS:
+            continue
+        if name in own or not sx.relevant(ctx, call.start_byte):
+            continue
+        args = sx.call_args(call)
+        idents = [_first_ident(a) for a in args[:2]]
+        if any(i in refs for i in idents if i):
+            continue
+        pointer_form = bool(args) and args[0].type == "pointer_expression" and len(args) > 1
+        is_object = sx.is_template_call(call) or (pointer_form and name in TEX_FETCHES)
+        if name in SURF_FUNCS:
+            is_object = any(i in objects for i in idents if i)
+        if is_object:
+            kind = "surface" if name in SURF_FUNCS else "texture"
+            yield Hit(call.start_byte, call.end_byte,
+                      f"`{name}` through a {kind} object: supported by HIP; check formats, "
+                      "filtering and addressing on the AMD target", _OBJECT_FIX)
+
+
+@rule(code="HP253", name="texture-object-handle", category="texture-object",
+      severity="info", effort="low")
+def texture_object_handle(ctx):
+    """Notes declarations of texture/surface object handles.
+
+    What it does:
+    Reports variables, parameters and members declared as `cudaTextureObject_t` or
+    `cudaSurfaceObject_t` (or the driver API's `CUtexObject`/`CUsurfObject`), once per
+    declaration.
+
+    Why it matters on AMD GPUs:
+    They map one to one to hipTextureObject_t/hipSurfaceObject_t; the declaration marks the
+    code paths whose sampling behaviour and size limits are worth checking on the AMD GPU.
+
+    Example:
+    __global__ void blur(cudaTextureObject_t src, float* dst, int w, int h);
+
+    Fix:
+    Rename to hipTextureObject_t / hipSurfaceObject_t (hipport does this); check the creating
+    code's formats and filter modes against the target GPU.
+    """
+    for decl, name, idents in _object_declarations(ctx):
+        if not sx.relevant(ctx, decl.start_byte):
+            continue
+        listed = ", ".join(f"`{sx.text(i)}`" for i in idents)
+        t = decl.child_by_field_name("type")
+        yield Hit(t.start_byte, idents[-1].end_byte,
+                  f"{listed} declared as `{name}`: texture/surface objects are supported by HIP; "
+                  "check formats, filtering and limits on the AMD target", _OBJECT_FIX)

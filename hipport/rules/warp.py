@@ -1,0 +1,754 @@
+"""warp-size (32-lane assumptions) and warp-mask (32-bit lane masks) rules.
+
+AMD CDNA GPUs (MI100/MI200/MI300) run 64-lane wavefronts; RDNA runs 32. HIP's `warpSize`
+gives the device's value (not a compile-time constant in ROCm 7), and HIP's ballot/mask
+functions use 64-bit masks."""
+
+from __future__ import annotations
+
+import re
+
+from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
+
+# Names of variables holding a thread's index (or lane) by convention.
+_THREAD_NAME = re.compile(
+    r"(?:lane(?:_?id|_?idx|_?index)?|l(?:ane)?id|tid[xyz]?|t_?idx|thread_?(?:id|idx|index)(?:_?x)?|"
+    r"local_?(?:id|idx|tid)|ltid|gtid|gid|global_?(?:id|idx|tid))\Z", re.I)
+# Names of compile-time block-size constants: BLOCK_SIZE / 32 is "warps per block".
+_BLOCK_NAME = re.compile(r"(?:block|threads|cta|tpb|nthreads|num_threads)", re.I)
+_WARP_NAME = re.compile(r"warp|wavefront|wave_?size|lanes?_per|threads_per_warp", re.I)
+_MASK_NAME = re.compile(r"mask", re.I)
+_LANE_NAME = re.compile(r"lane", re.I)
+_WARP_OR_LANE = re.compile(r"warp|wid|lane", re.I)
+
+_SHFL = re.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?\Z")
+_BALLOT_LIKE = frozenset({"__ballot", "__ballot_sync", "__activemask", "__match_any_sync",
+                          "__match_all_sync", "__match_any", "__match_all"})
+_BIT_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
+_32_BIT_TYPES = frozenset({"unsigned", "unsigned int", "int", "signed", "signed int", "uint32_t",
+                           "int32_t", "uint", "unsigned long int"})  # `long` is 64-bit on Linux
+_FULL32 = 0xFFFFFFFF
+
+_WARP_FIX = ("Use warpSize (64 on CDNA, 32 on RDNA; a runtime value in ROCm 7, so size arrays "
+             "for the largest case, 64) or query hipDeviceAttributeWarpSize on the host.")
+
+
+def _value(ctx, node) -> int | None:
+    if node is None:
+        return None
+    return sx.eval_int(ctx, node)
+
+
+def _literal(ctx, node) -> int | None:
+    """Value of a number written out (not through a named constant): 32, 0x1f, 32u, (32 - 1)."""
+    if node is None or any(n.type == "identifier" for n in _walk(node)):
+        return None
+    if not any(n.type == "number_literal" for n in _walk(node)):
+        return None
+    return sx.eval_int(ctx, node)
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+# --------------------------------------------------------------------------- thread indices
+
+def _thread_vars(ctx) -> dict:
+    """Per device function (by body_start): names that hold a thread index or lane."""
+    def compute(c):
+        out: dict[int, set[str]] = {}
+        assigns = []
+        for node in sx.nodes(c, "init_declarator", "assignment_expression"):
+            f = sx.device_function_at(c, node.start_byte)
+            if f is None:
+                continue
+            if node.type == "init_declarator":
+                target, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+            else:
+                target, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if target is not None and target.type == "identifier" and value is not None:
+                assigns.append((f, sx.text(target), value))
+        for _ in range(2):
+            for f, name, value in sorted(assigns, key=lambda a: a[2].start_byte):
+                names = out.setdefault(f.body_start, set())
+                if _mentions_thread(value, names):
+                    names.add(name)
+        return out
+    return sx.memo(ctx, "warp_thread_vars", compute)
+
+
+def _index_parts(node):
+    """Walk an expression, skipping loaded values (`a[i]`, `*p`, `f(x)`): data read with a thread
+    index is not itself a thread index."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if n.type in ("subscript_expression", "pointer_expression", "call_expression"):
+            continue
+        stack.extend(n.children)
+
+
+def _mentions_thread(node, names: set[str], blocks: bool = False) -> bool:
+    for n in _index_parts(node):
+        if n.type == "field_expression":
+            arg = n.child_by_field_name("argument")
+            base = sx.text(arg) if arg is not None else ""
+            if base == "threadIdx" or (blocks and base == "blockDim"):
+                return True
+        elif n.type == "identifier":
+            name = sx.text(n)
+            if name in names or _THREAD_NAME.match(name):
+                return True
+            if blocks and _BLOCK_NAME.search(name) and not _WARP_NAME.search(name):
+                return True
+        elif n.type == "call_expression" and sx.call_name(n) in ("thread_rank", "__lane_id"):
+            return True
+    return False
+
+
+def _names_in(ctx, offset: int) -> set[str]:
+    f = sx.device_function_at(ctx, offset)
+    return _thread_vars(ctx).get(f.body_start, set()) if f is not None else set()
+
+
+def _lane_math(ctx, node) -> str | None:
+    """Describe `x % 32`, `x & 31`, `x / 32`, `x >> 5` on a thread index (or block size)."""
+    if node.type != "binary_expression":
+        return None
+    op = sx.text(node.child_by_field_name("operator"))
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    names = _names_in(ctx, node.start_byte)
+    if op == "&":
+        for a, b in ((left, right), (right, left)):
+            if _literal(ctx, b) == 31 and _mentions_thread(a, names):
+                return f"`& {sx.text(b)}` takes the lane within a 32-lane warp"
+        return None
+    want = {"%": 32, "/": 32, ">>": 5}.get(op)
+    if want is None or _literal(ctx, right) != want:
+        return None
+    if op == "%" and _mentions_thread(left, names):
+        return f"`% {sx.text(right)}` takes the lane within a 32-lane warp"
+    if op in ("/", ">>") and _mentions_thread(left, names, blocks=True):
+        return f"`{op} {sx.text(right)}` counts 32-lane warps"
+    return None
+
+
+def _lane_math_nodes(ctx):
+    def compute(c):
+        out = []
+        for node in sx.nodes(c, "binary_expression"):
+            if not sx.relevant(c, node.start_byte):
+                continue
+            in_device = sx.in_device_code(c, node.start_byte)
+            at_file_scope = sx.device_function_at(c, node.start_byte) is None and _outside_functions(node)
+            if not (in_device or at_file_scope):
+                continue
+            if _inside(node, "array_declarator"):
+                continue  # a shared array's size: warp-sized-shared-array reports it
+            why = _lane_math(c, node)
+            if why:
+                out.append((node, why))
+        return out
+    return sx.memo(ctx, "warp_lane_math", compute)
+
+
+def _inside(node, kind: str) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == kind:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _outside_functions(node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("function_definition", "lambda_expression"):
+            return False
+        parent = parent.parent
+    return True
+
+
+_MACRO_LANE_MATH = re.compile(
+    rb"(?:threadIdx\s*\.\s*[xyz]|\b(?:lane_?id|laneId|tid|thread_?id)\b)\s*\)?\s*"
+    rb"(?:%\s*32\b|&\s*(?:31|0x1[fF])\b|/\s*32\b|>>\s*5\b)"
+    rb"|\b(?:blockDim\s*\.\s*[xyz]|\w*(?:BLOCK|THREADS|[Bb]lock|[Tt]hreads)\w*)\s*\)?\s*(?:/\s*32\b|>>\s*5\b)")
+
+
+# --------------------------------------------------------------------------- warp-size rules
+
+@rule(code="HP401", name="warp-size-constant-32", category="warp-size", severity="warning",
+      effort="medium")
+def warp_size_constant_32(ctx):
+    """Flags constants that hard-code a 32-lane warp.
+
+    What it does:
+    Reports `#define WARP_SIZE 32`, `constexpr int kWarpSize = 32;`, `enum { WARP_THREADS = 32 }`,
+    template defaults such as `int WARP_THREADS = 32`, and their relatives `LOG_WARP_SIZE 5`
+    and `WARP_MASK 31` (names mentioning warp/lane). Definitions in `#if` branches that HIP
+    builds do not compile (e.g. the `#else` of `#ifdef __HIP_PLATFORM_AMD__`) are not flagged.
+
+    Why it matters on AMD GPUs:
+    CDNA GPUs (MI100/MI200/MI300) execute 64-lane wavefronts. Code built on a 32-lane constant
+    computes wrong lane ids and warp counts there, reduces only half a wavefront, or leaves
+    half of each wavefront idle.
+
+    Example:
+    #define WARP_SIZE 32
+
+    Fix:
+    Use `warpSize` in device code (not a compile-time constant in ROCm 7), query
+    hipDeviceAttributeWarpSize on the host, or select 64/32 per target at compile time (e.g.
+    from `__GFX9__`/`__AMDGCN_WAVEFRONT_SIZE`, where the ROCm release still defines it).
+    """
+    def check(name: str, value: int | None) -> str | None:
+        warpish, laneish = _WARP_NAME.search(name), _LANE_NAME.search(name)
+        if value == 32 and warpish and not _MASK_NAME.search(name):
+            return f"`{name}` = 32 hard-codes the warp size"
+        if value == 5 and warpish and re.search(r"log|shift|bits", name, re.I):
+            return f"`{name}` = 5 is log2 of a 32-lane warp"
+        if value == 31 and (warpish or laneish) and re.search(r"mask|lane", name, re.I):
+            return f"`{name}` = 31 masks a lane within a 32-lane warp"
+        return None
+
+    for m in sx.macro_bodies(ctx):
+        name = m.name.decode("latin-1")
+        if m.params is not None or not sx.relevant(ctx, m.start):
+            continue
+        why = check(name, sx.int_constants(ctx).get(name))
+        if why:
+            yield Hit(m.start, m.body_end, why, _WARP_FIX)
+    pairs = []
+    for node in sx.nodes(ctx, "init_declarator"):
+        pairs.append((node.child_by_field_name("declarator"), node.child_by_field_name("value")))
+    for node in sx.nodes(ctx, "field_declaration", "optional_parameter_declaration"):
+        pairs.append((node.child_by_field_name("declarator"), node.child_by_field_name("default_value")))
+    for node in sx.nodes(ctx, "enumerator"):
+        pairs.append((node.child_by_field_name("name"), node.child_by_field_name("value")))
+    for target, value in pairs:
+        if target is None or value is None or target.type not in ("identifier", "field_identifier"):
+            continue
+        if not sx.relevant(ctx, target.start_byte):
+            continue
+        why = check(sx.text(target), _value(ctx, value))
+        if why:
+            yield Hit(target.start_byte, value.end_byte, why, _WARP_FIX)
+
+
+@rule(code="HP402", name="lane-arithmetic-with-32", category="warp-size", severity="warning",
+      effort="medium")
+def lane_arithmetic_with_32(ctx):
+    """Flags lane and warp-index arithmetic written with 32, 31 or 5.
+
+    What it does:
+    Reports `tid % 32`, `threadIdx.x & 31`, `threadIdx.x / 32`, `tid >> 5`, and
+    `blockDim.x / 32` (warps per block), in device code or file-scope constants, where the
+    operand is a thread index (`threadIdx`, a variable computed from it, or a lane/tid-named
+    variable) or a block size. Also macro bodies such as `#define LANE (threadIdx.x & 31)`.
+    The same numbers in unrelated math, and block sizes of 32 in host launches, are not
+    flagged; code written with `warpSize` is not flagged.
+
+    Why it matters on AMD GPUs:
+    On 64-lane wavefronts `tid % 32` is not the lane and `tid / 32` is not the wavefront:
+    lanes 32..63 are treated as a second warp, so per-warp reductions and shared-memory slots
+    go wrong.
+
+    Example:
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+
+    Fix:
+    Use `warpSize`: `threadIdx.x % warpSize`, `threadIdx.x / warpSize` (or `__lane_id()`),
+    and `blockDim.x / warpSize` for the number of warps.
+    """
+    for node, why in _lane_math_nodes(ctx):
+        yield Hit(node.start_byte, node.end_byte, f"`{sx.text(node)}`: {why}", _WARP_FIX)
+    for m in sx.macro_bodies(ctx):
+        if not sx.relevant(ctx, m.start):
+            continue
+        for hit in _MACRO_LANE_MATH.finditer(ctx.data, m.body_start, m.body_end):
+            if ctx.in_code(hit.start()):
+                yield Hit(hit.start(), hit.end(),
+                          f"macro `{m.name.decode()}`: `{hit.group().decode()}` assumes 32-lane warps",
+                          _WARP_FIX)
+
+
+def _warp_indexed(ctx, name: str, start: int, end: int) -> str | None:
+    """How the array is indexed per warp within [start, end), if it is."""
+    for sub in sx.nodes(ctx, "subscript_expression"):
+        if not (start <= sub.start_byte < end):
+            continue
+        arg = sub.child_by_field_name("argument")
+        if arg is None or sx.text(arg) != name:
+            continue
+        idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
+        if idx is None:
+            continue
+        for n in _walk(idx):
+            if n.type == "identifier" and _WARP_OR_LANE.search(sx.text(n)):
+                return f"indexed by `{sx.text(n)}`"
+            if n.type == "binary_expression" and _lane_math(ctx, n):
+                return f"indexed by `{sx.text(n)}`"
+    return None
+
+
+@rule(code="HP403", name="warp-sized-shared-array", category="warp-size", severity="warning",
+      effort="medium")
+def warp_sized_shared_array(ctx):
+    """Flags shared-memory arrays sized for 32-lane warps.
+
+    What it does:
+    Reports `__shared__` arrays with a dimension of `blockDim/32`, `BLOCK / 32` or `N >> 5`
+    (one slot per 32-lane warp), and 1-D `__shared__ T s[32]` arrays that the kernel indexes
+    per warp or per lane (`s[warp_id]`, `s[lane]`, `s[threadIdx.x / 32]`). A `[32][33]` tile or
+    a 32-bin histogram is not flagged.
+
+    Why it matters on AMD GPUs:
+    With 64-lane wavefronts the number of warps per block halves while lanes per warp double:
+    a `[32]` per-lane array is too small for lanes 32..63, and per-warp slot counts derived
+    from 32 no longer match the wavefronts actually running.
+
+    Example:
+    __shared__ float partial[32];  // one per warp
+    if (lane == 0) partial[warp] = sum;
+
+    Fix:
+    Size per-warp arrays with the largest wavefront (64) or `blockDim.x / warpSize` rounded up
+    to a compile-time maximum, and index them with `warpSize`-based lane/warp ids.
+    """
+    for shared in sx.shared_declarations(ctx):
+        decl, name, dims = shared.decl, shared.name, shared.dims
+        if not dims or not sx.relevant(ctx, decl.start_byte):
+            continue
+        f = sx.device_function_at(ctx, decl.start_byte)
+        if f is None and not _outside_functions(decl):
+            continue
+        why = None
+        for size in dims:
+            if size is not None and size.type == "binary_expression":
+                op = sx.text(size.child_by_field_name("operator"))
+                right = size.child_by_field_name("right")
+                if (op, _literal(ctx, right)) in (("/", 32), (">>", 5)):
+                    why = f"dimension `{sx.text(size)}` is one slot per 32-lane warp"
+                    break
+        if why is None and len(dims) == 1 and _literal(ctx, dims[0]) == 32:
+            scope = (f.body_start, f.body_end) if f is not None else (0, len(ctx.data))
+            how = _warp_indexed(ctx, name, *scope)
+            if how:
+                why = f"32 entries {how}: one per 32-lane warp or lane"
+        if why:
+            yield Hit(decl.start_byte, decl.end_byte,
+                      f"shared array `{name}`: {why}", _WARP_FIX)
+
+
+def _shfl_calls(node):
+    return [n for n in _walk(node) if n.type == "call_expression" and _SHFL.match(sx.call_name(n))]
+
+
+@rule(code="HP404", name="shuffle-reduction-from-16", category="warp-size", severity="warning",
+      effort="medium")
+def shuffle_reduction_from_16(ctx):
+    """Flags warp-shuffle reductions and scans that assume 32 lanes.
+
+    What it does:
+    Reports `for (int o = 16; o > 0; o >>= 1)` (or `o /= 2`) loops whose body calls
+    `__shfl*`, scan loops `for (int o = 1; o < 32; o <<= 1)` calling `__shfl*`, and unrolled
+    reductions whose first step is `__shfl_down_sync(mask, v, 16)` / `__shfl_xor(v, 16)`.
+    Loops starting from `warpSize / 2` are not flagged.
+
+    Why it matters on AMD GPUs:
+    A butterfly starting at offset 16 only combines lanes within each half of a 64-lane
+    wavefront: the "warp total" is two separate 32-lane totals, and lane 0 misses lanes 32..63.
+
+    Example:
+    for (int offset = 16; offset > 0; offset /= 2)
+      sum += __shfl_down_sync(0xffffffff, sum, offset);
+
+    Fix:
+    Start from `warpSize / 2` (`for (int o = warpSize / 2; o > 0; o >>= 1)`), or use a
+    library reduction (hipCUB WarpReduce) that knows the wavefront size.
+    """
+    in_loops = set()
+    for loop in sx.nodes(ctx, "for_statement"):
+        if not sx.relevant(ctx, loop.start_byte) or not sx.in_device_code(ctx, loop.start_byte):
+            continue
+        body = loop.child_by_field_name("body")
+        calls = _shfl_calls(body) if body is not None else []
+        if not calls:
+            continue
+        init = loop.child_by_field_name("initializer")
+        cond = loop.child_by_field_name("condition")
+        start = None
+        if init is not None:
+            vals = [n for n in _walk(init) if n.type in ("init_declarator", "assignment_expression")]
+            if vals:
+                v = vals[0].child_by_field_name("value") or vals[0].child_by_field_name("right")
+                start = _literal(ctx, v)
+        bound = None
+        if cond is not None and cond.type == "binary_expression" and \
+                sx.text(cond.child_by_field_name("operator")) in ("<", "<="):
+            bound = _literal(ctx, cond.child_by_field_name("right"))
+        if start == 16 or (start == 1 and bound in (32, 16)):
+            in_loops.update(c.start_byte for c in calls)
+            what = "starts at offset 16" if start == 16 else f"stops below {bound}"
+            head_end = body.start_byte if body is not None else loop.end_byte
+            yield Hit(loop.start_byte, head_end,
+                      f"shuffle loop {what}: it only spans 32 lanes", _WARP_FIX)
+    for call in sx.nodes(ctx, "call_expression"):
+        name = sx.call_name(call)
+        if not re.match(r"__shfl_(?:down|xor)(?:_sync)?\Z", name) or call.start_byte in in_loops:
+            continue
+        if not sx.relevant(ctx, call.start_byte) or not sx.in_device_code(ctx, call.start_byte):
+            continue
+        args = sx.call_args(call)
+        first = 1 if name.endswith("_sync") else 0
+        if len(args) != first + 2:
+            continue  # no arguments to read, or an explicit width (a deliberate sub-group)
+        if _literal(ctx, args[first + 1]) == 16:
+            yield Hit(call.start_byte, call.end_byte,
+                      f"`{name}` with offset 16 starts a 32-lane butterfly", _WARP_FIX)
+
+
+# --------------------------------------------------------------------------- warp-mask rules
+
+_MASK_FIX = ("HIP's mask arguments and ballot results are 64-bit (unsigned long long): pass "
+             "__activemask() or ~0ull (all lanes) and keep masks in 64-bit variables. The *_sync "
+             "builtins exist from ROCm 6.2 and reject 32-bit mask types on wave64 targets.")
+
+
+def _full32(ctx, node) -> str | None:
+    """The spelling if node is a 32-bit all-ones literal: 0xffffffff, 0xFFFFFFFFu, ~0u, -1, ~0."""
+    while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
+        if node.type == "cast_expression":
+            t = sx.text(node.child_by_field_name("type"))
+            if "long" in t:
+                return None
+            node = node.child_by_field_name("value")
+        else:
+            node = node.named_children[0] if node.named_child_count else None
+    if node is None:
+        return None
+    t = sx.text(node)
+    if node.type == "number_literal":
+        v = sx.eval_int(ctx, node)
+        return t if v == _FULL32 or (v == -1 and "l" not in t.lower()) else None
+    if node.type == "unary_expression":
+        op = sx.text(node.child_by_field_name("operator"))
+        arg = node.child_by_field_name("argument")
+        if arg is not None and arg.type == "number_literal" and "l" not in sx.text(arg).lower():
+            v = sx.eval_int(ctx, arg)
+            if (op == "~" and v == 0) or (op == "-" and v == 1):
+                return t
+    return None
+
+
+_NOT_ZERO_32 = re.compile(r"\s*\(?\s*(?:~\s*0[uU]?|\(\s*unsigned(?:\s+int)?\s*\)\s*-\s*1)\s*\)?\s*(?://.*|/\*.*)?\Z")
+
+
+def _is_sync_call(name: str) -> bool:
+    return name.startswith("__") and name.endswith("_sync") and name not in ("__syncthreads",)
+
+
+@rule(code="HP451", name="full-warp-mask-32-bit", category="warp-mask", severity="warning",
+      effort="medium")
+def full_warp_mask_32_bit(ctx):
+    """Flags 32-bit full masks passed to warp `*_sync` functions.
+
+    What it does:
+    Reports `0xffffffff`, `0xFFFFFFFFu`, `~0u`, `-1` (32-bit) as the mask argument of
+    `__shfl_sync`, `__shfl_down_sync`, `__ballot_sync`, `__any_sync`, `__all_sync`,
+    `__match_any_sync`, `__reduce_add_sync`, ..., and `#define`/`constexpr` mask constants with
+    that value (`#define FULL_MASK 0xffffffff`).
+
+    Why it matters on AMD GPUs:
+    HIP's `*_sync` functions (ROCm 6.2+) take a 64-bit mask in which every participating lane
+    has its bit set. On wave64 targets a 32-bit mask type fails HIP's static_assert, and a
+    value such as `0xffffffffull` names only lanes 0..31, so lanes 32..63 take part without
+    their bit (undefined; HIP's checks assert).
+
+    Example:
+    v += __shfl_down_sync(0xffffffff, v, offset);
+
+    Fix:
+    Pass a 64-bit mask: `__activemask()` or `~0ull` (all lanes), and keep masks in
+    `unsigned long long`/`uint64_t`.
+    """
+    flagged_names = set()
+    for call in sx.nodes(ctx, "call_expression"):
+        name = sx.call_name(call)
+        if not _is_sync_call(name) or not sx.relevant(ctx, call.start_byte):
+            continue
+        args = sx.call_args(call)
+        if not args:
+            continue
+        spelled = _full32(ctx, args[0])
+        if spelled:
+            yield Hit(args[0].start_byte, args[0].end_byte,
+                      f"`{spelled}` passed as the lane mask of `{name}`: HIP wants a 64-bit mask "
+                      "naming every participating lane; this one covers lanes 0..31 only", _MASK_FIX)
+        elif args[0].type == "identifier":
+            flagged_names.add(sx.text(args[0]))
+    consts = sx.int_constants(ctx)
+    for m in sx.macro_bodies(ctx):
+        name = m.name.decode("latin-1")
+        if m.params is not None or not sx.relevant(ctx, m.start):
+            continue
+        if not (_MASK_NAME.search(name) or name in flagged_names):
+            continue
+        body = ctx.data[m.body_start:m.body_end].decode("latin-1")
+        if consts.get(name) == _FULL32 or _NOT_ZERO_32.match(body):
+            yield Hit(m.start, m.body_end, f"`{name}` is a 32-bit full lane mask", _MASK_FIX)
+    for node in sx.nodes(ctx, "init_declarator"):
+        target, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+        if target is None or target.type != "identifier" or not sx.relevant(ctx, node.start_byte):
+            continue
+        name = sx.text(target)
+        decl = node.parent
+        if decl is None or not re.search(rb"\b(?:const|constexpr)\b", decl.text or b""):
+            continue
+        if (_MASK_NAME.search(name) or name in flagged_names) and _full32(ctx, value):
+            if "long" in sx.text(decl.child_by_field_name("type")) or "64" in sx.text(decl.child_by_field_name("type")):
+                continue
+            yield Hit(target.start_byte, value.end_byte,
+                      f"`{name}` is a 32-bit full lane mask", _MASK_FIX)
+
+
+def _ballot_calls(node) -> list:
+    return [n for n in _walk(node) if n.type == "call_expression" and sx.call_name(n) in _BALLOT_LIKE]
+
+
+def _type_text(decl) -> str:
+    t = decl.child_by_field_name("type") if decl is not None else None
+    return " ".join(sx.text(t).split()) if t is not None else ""
+
+
+def _ballot_vars(ctx) -> set[str]:
+    def compute(c):
+        out = set()
+        for node in sx.nodes(c, "init_declarator", "assignment_expression"):
+            target = node.child_by_field_name("declarator") or node.child_by_field_name("left")
+            value = node.child_by_field_name("value") or node.child_by_field_name("right")
+            if target is not None and target.type == "identifier" and value is not None and _ballot_calls(value):
+                out.add(sx.text(target))
+        return out
+    return sx.memo(ctx, "ballot_vars", compute)
+
+
+@rule(code="HP452", name="ballot-stored-in-32-bit", category="warp-mask", severity="warning",
+      effort="medium")
+def ballot_stored_in_32_bit(ctx):
+    """Flags ballot/active-mask results kept in 32-bit integers.
+
+    What it does:
+    Reports declarations such as `unsigned m = __ballot_sync(...)`, `int`/`uint32_t`/`unsigned
+    int` variables initialised or assigned from `__ballot*`, `__activemask()` or
+    `__match_*_sync`, and `return __ballot_sync(...)` from a function declared to return a
+    32-bit type.
+
+    Why it matters on AMD GPUs:
+    HIP's `__ballot`, `__ballot_sync`, `__activemask` and `__match_*` return a 64-bit
+    `unsigned long long` with one bit per lane of a 64-lane wavefront; a 32-bit variable keeps
+    lanes 0..31 and silently drops the rest.
+
+    Example:
+    unsigned active = __ballot_sync(0xffffffff, x > 0);
+
+    Fix:
+    Store masks in `unsigned long long` (or `uint64_t`, or `auto`), and count/scan them with
+    the 64-bit bit functions (`__popcll`, `__ffsll`, `__clzll`).
+    """
+    for node in sx.nodes(ctx, "init_declarator"):
+        value = node.child_by_field_name("value")
+        target = node.child_by_field_name("declarator")
+        if value is None or not _ballot_calls(value) or not sx.relevant(ctx, node.start_byte):
+            continue
+        t = _type_text(node.parent)
+        if t.replace("const ", "") in _32_BIT_TYPES:
+            call = sx.call_name(_ballot_calls(value)[0])
+            yield Hit(node.start_byte, node.end_byte,
+                      f"`{call}` result stored in 32-bit `{t}` `{sx.text(target)}`: HIP returns a "
+                      "64-bit lane mask", _MASK_FIX)
+    declared32 = {}
+    for decl in sx.nodes(ctx, "declaration", "parameter_declaration"):
+        t = _type_text(decl).replace("const ", "")
+        if t in _32_BIT_TYPES:
+            for d in decl.children_by_field_name("declarator"):
+                if d.type == "init_declarator":
+                    d = d.child_by_field_name("declarator")
+                if d is not None and d.type == "identifier":
+                    declared32[sx.text(d)] = t
+    for node in sx.nodes(ctx, "assignment_expression"):
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None or left.type != "identifier" or not _ballot_calls(right):
+            continue
+        if sx.text(left) in declared32 and sx.relevant(ctx, node.start_byte):
+            call = sx.call_name(_ballot_calls(right)[0])
+            yield Hit(node.start_byte, node.end_byte,
+                      f"`{call}` result assigned to 32-bit `{sx.text(left)}`: HIP returns a 64-bit "
+                      "lane mask", _MASK_FIX)
+    for ret in sx.nodes(ctx, "return_statement"):
+        calls = _ballot_calls(ret)
+        if not calls or not sx.relevant(ctx, ret.start_byte):
+            continue
+        fn = ret.parent
+        while fn is not None and fn.type not in ("function_definition", "lambda_expression"):
+            fn = fn.parent
+        if fn is None or fn.type != "function_definition":
+            continue
+        t = _type_text(fn).replace("const ", "")
+        if t in _32_BIT_TYPES and (ret.named_child_count and ret.named_children[0].type == "call_expression"):
+            yield Hit(ret.start_byte, ret.end_byte,
+                      f"`{sx.call_name(calls[0])}` returned as 32-bit `{t}`: HIP returns a 64-bit "
+                      "lane mask", _MASK_FIX)
+
+
+@rule(code="HP453", name="activemask-call", category="warp-mask", severity="info", effort="low")
+def activemask_call(ctx):
+    """Notes `__activemask()` calls.
+
+    What it does:
+    Reports each `__activemask()` in code compiled for CUDA.
+
+    Why it matters on AMD GPUs:
+    HIP's `__activemask()` returns a 64-bit `unsigned long long` (one bit per lane of a 64-lane
+    wavefront), and ROCm releases before 6.2 do not provide it at all. Every use of the result
+    (storage type, bit counts, comparisons with `0xffffffff`) needs checking.
+
+    Example:
+    unsigned long long active = __activemask();
+
+    Fix:
+    Keep the result 64-bit and compare with a 64-bit full mask; for HIP before 6.2 use
+    `__ballot(1)` instead.
+    """
+    for call in sx.nodes(ctx, "call_expression"):
+        if sx.call_name(call) == "__activemask" and sx.relevant(ctx, call.start_byte):
+            yield Hit(call.start_byte, call.end_byte,
+                      "`__activemask()` returns a 64-bit lane mask in HIP (missing before ROCm 6.2)",
+                      "Keep its result in `unsigned long long` and use 64-bit bit functions.")
+
+
+@rule(code="HP454", name="32-bit-popc-on-ballot", category="warp-mask", severity="warning",
+      effort="medium")
+def popc_on_ballot(ctx):
+    """Flags 32-bit bit counts and scans applied to ballot masks.
+
+    What it does:
+    Reports `__popc`, `__ffs`, `__clz`, `__brev` applied to a `__ballot*`/`__activemask`/
+    `__match_*` result, directly or through a variable assigned from one.
+
+    Why it matters on AMD GPUs:
+    The mask is 64-bit in HIP; the 32-bit functions truncate it to lanes 0..31, so counts and
+    leader elections ignore half of a 64-lane wavefront.
+
+    Example:
+    int votes = __popc(__ballot_sync(0xffffffff, pred));
+
+    Fix:
+    Use `__popcll`, `__ffsll`, `__clzll`, `__brevll` on the 64-bit mask.
+    """
+    ballots = _ballot_vars(ctx)
+    for call in sx.nodes(ctx, "call_expression"):
+        name = sx.call_name(call)
+        if name not in _BIT_32 or not sx.relevant(ctx, call.start_byte):
+            continue
+        args = sx.call_args(call)
+        if not args:
+            continue
+        outer = call.parent
+        while outer is not None and not (outer.type == "call_expression" and sx.call_name(outer) in _BIT_32):
+            outer = outer.parent
+        if outer is not None:
+            continue  # `__clz(__brev(mask))`: reported once, at the outer call
+        arg = args[0]
+        uses = bool(_ballot_calls(arg)) or any(
+            n.type == "identifier" and sx.text(n) in ballots for n in _walk(arg))
+        if uses:
+            yield Hit(call.start_byte, call.end_byte,
+                      f"`{name}` on a ballot mask sees only lanes 0..31; HIP masks are 64-bit",
+                      f"Use `{_BIT_32[name]}`.")
+
+
+@rule(code="HP455", name="syncwarp-32-bit-mask", category="warp-mask", severity="warning",
+      effort="low")
+def syncwarp_32_bit_mask(ctx):
+    """Flags `__syncwarp` called with a 32-bit literal mask.
+
+    What it does:
+    Reports `__syncwarp(0xffffffff)`, `__syncwarp(~0u)` and other integer-literal masks.
+    `__syncwarp()` without an argument is not flagged.
+
+    Why it matters on AMD GPUs:
+    HIP's `__syncwarp(mask)` (ROCm 6.2+) requires a 64-bit mask type on wave64 targets
+    (static_assert) covering all participating lanes; a 32-bit literal names only lanes 0..31
+    of a 64-lane wavefront. Older HIP has no `__syncwarp` at all.
+
+    Example:
+    __syncwarp(0xffffffff);
+
+    Fix:
+    Call `__syncwarp()` (all lanes) or pass a 64-bit mask such as `__activemask()`.
+    """
+    for call in sx.nodes(ctx, "call_expression"):
+        if sx.call_name(call) != "__syncwarp" or not sx.relevant(ctx, call.start_byte):
+            continue
+        args = sx.call_args(call)
+        if not args:
+            continue
+        a = args[0]
+        literal = _full32(ctx, a) or (sx.text(a) if a.type == "number_literal" and "l" not in sx.text(a).lower() else None)
+        if literal:
+            yield Hit(call.start_byte, call.end_byte,
+                      f"`__syncwarp({literal})`: a 32-bit lane mask; HIP wants a 64-bit mask on "
+                      "wave64 targets",
+                      "Use `__syncwarp()` or a 64-bit mask (`__activemask()`, `~0ull`).")
+
+
+_ONE_32 = frozenset({"1", "1u", "1U"})
+
+
+@rule(code="HP456", name="32-bit-lane-bit-shift", category="warp-mask", severity="warning",
+      effort="medium")
+def lane_bit_shift_32(ctx):
+    """Flags 32-bit lane-mask shifts such as `1u << lane`.
+
+    What it does:
+    Reports `1 << lane`, `1u << laneId`, `0xffffffff << lane` and `0xffffffff >> (32 - lane)`
+    in device code, where the shift count is a lane index (a lane-named variable or
+    `threadIdx.x % 32`-style expression) and the shifted value is a 32-bit literal.
+
+    Why it matters on AMD GPUs:
+    Lane numbers reach 63 on 64-lane wavefronts; shifting a 32-bit value by 32 or more is
+    undefined behaviour, and the resulting mask cannot name lanes 32..63 of a 64-bit ballot.
+
+    Example:
+    unsigned lt_mask = (1u << lane) - 1;
+
+    Fix:
+    Shift a 64-bit value (`1ull << lane`), keep the mask in `unsigned long long`, or use
+    `__lanemask_lt()` where available.
+    """
+    for node in sx.nodes(ctx, "binary_expression"):
+        op = sx.text(node.child_by_field_name("operator"))
+        if op not in ("<<", ">>"):
+            continue
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        lt = sx.text(left).strip("()")
+        is_one = lt in _ONE_32 and op == "<<"
+        is_full = _full32(ctx, left) is not None
+        if not (is_one or is_full):
+            continue
+        if not any(n.type == "identifier" and _LANE_NAME.search(sx.text(n)) for n in _walk(right)):
+            continue
+        if not sx.relevant(ctx, node.start_byte) or not sx.in_device_code(ctx, node.start_byte):
+            continue
+        yield Hit(node.start_byte, node.end_byte,
+                  f"`{sx.text(node)}` builds a 32-bit lane mask; lanes 32..63 of a 64-lane "
+                  "wavefront overflow it", "Shift a 64-bit value (`1ull << lane`) and keep masks 64-bit.")

