@@ -64,7 +64,7 @@ def analyze(ctx: FileContext, rules: Iterable[Rule] | None = None) -> list[Findi
     """Every rule's findings for one file, sorted by position; no suppression applied here."""
     out: list[Finding] = []
     for r in all_rules() if rules is None else rules:
-        if ctx.kind in r.kinds:
+        if ctx.kind in r.kinds and r.may_fire(ctx.data):
             out.extend(to_finding(ctx, r, hit) for hit in r.check(ctx))
     return sorted(set(out), key=lambda f: (f.line, f.column, f.rule, f.message))
 

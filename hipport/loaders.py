@@ -9,8 +9,10 @@ from hipport.mappings import Mappings, load
 from hipport.parse.lexer import Lexer
 
 
-def candidate_prefixes(mappings: Mappings, width: int = 3) -> set[bytes]:
-    """Short prefixes covering every table name: the lexer only surfaces words starting so."""
+def candidate_prefixes(mappings: Mappings, width: int = 8) -> set[bytes]:
+    """Prefixes covering every table name (the lexer factors them into a trie and surfaces
+    only words starting so), plus the starts of CUDA-looking names, which are reported when
+    no table knows them."""
     names = set(mappings.names) | set(mappings.entries)
     # A qualified name (`thrust::cuda`) is found by its last word.
     return {n.rsplit("::", 1)[-1][:width].encode("ascii") for n in names} | {b"cu", b"CU", b"nv", b"NV"}

@@ -102,12 +102,35 @@ class Lexed:
         return out
 
 
+def trie_pattern(words: Iterable[bytes]) -> bytes:
+    """One regex alternation for a set of literal prefixes, factored as a trie so matching costs
+    the length of a word, not the number of prefixes. A prefix that is also the start of a
+    longer one needs no branch of its own (any word starting with it already matches)."""
+    trie: dict = {}
+    for w in sorted(set(words), key=len):
+        node = trie
+        for c in w:
+            if node.get(b"") is True:
+                break  # a shorter prefix already covers this one
+            node = node.setdefault(c, {})
+        else:
+            node.clear()
+            node[b""] = True
+
+    def build(node: dict) -> bytes:
+        if node.get(b""):
+            return b""
+        branches = [re.escape(bytes([c])) + build(child) for c, child in sorted(node.items())]
+        return branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+
+    return build(trie)
+
+
 class Lexer:
     """Built once per set of candidate prefixes (they come from the mapping tables)."""
 
     def __init__(self, prefixes: Iterable[bytes]):
-        words = sorted(set(prefixes) | DEVICE_MARKERS, key=lambda w: (-len(w), w))
-        alt = b"|".join(re.escape(w) for w in words)
+        alt = trie_pattern(set(prefixes) | DEVICE_MARKERS)
         # Consumed silently: spaces and punctuation, newlines not opening a directive, numbers,
         # and words that neither start with a candidate prefix nor open a prefixed literal.
         skip = (

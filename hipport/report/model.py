@@ -1,4 +1,9 @@
-"""Build report.json's data from per-file results. Every rendering reads this one model."""
+"""Build report.json's data from per-file results. Every rendering reads this one model.
+
+`build()` runs once per command over the FileResults already in memory. The only file reads
+are the kernel scan of C/C++/CUDA files whose FileResult carries no kernels (cheap pre-check
+first), and, in the renderers, a few lines of code around each finding.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +13,183 @@ from pathlib import Path
 from typing import Iterable
 
 from hipport import __version__
+from hipport import estimate as est
+from hipport import kernels as kern
 from hipport.config import Settings
 from hipport.emit import write_atomic
+from hipport.findings import EFFORTS, SEVERITIES
 from hipport.pipeline import FileResult
 
 REPORT_VERSION = 1
+TOP_RISKS = 5
+
+# Mapping-table library (the edit's library: a TSV stem or an include row's library) -> the
+# ROCm library the port now depends on: (name with --libs hip, name with --libs roc, the CUDA
+# library it replaces, ROCm apt package with --libs hip, with --libs roc).
+_HIP_RUNTIME = ("HIP runtime", "HIP runtime", "CUDA runtime", "hip-dev", "hip-dev")
+LIBRARIES: dict[str, tuple[str, str, str, str, str]] = {
+    "runtime": _HIP_RUNTIME,
+    "driver": ("HIP runtime", "HIP runtime", "CUDA driver API", "hip-dev", "hip-dev"),
+    "device": ("HIP runtime", "HIP runtime", "CUDA device functions", "hip-dev", "hip-dev"),
+    "device_math": ("HIP runtime", "HIP runtime", "CUDA device functions", "hip-dev", "hip-dev"),
+    "warp": ("HIP runtime", "HIP runtime", "CUDA warp intrinsics", "hip-dev", "hip-dev"),
+    "transform": _HIP_RUNTIME,
+    "include": _HIP_RUNTIME,
+    "macros": _HIP_RUNTIME,
+    "numeric_types": ("HIP runtime", "HIP runtime", "cuda_fp16/bf16/fp8", "hip-dev", "hip-dev"),
+    "complex": ("HIP runtime", "HIP runtime", "cuComplex", "hip-dev", "hip-dev"),
+    "cg": ("HIP runtime", "HIP runtime", "cooperative groups", "hip-dev", "hip-dev"),
+    "nvrtc": ("hipRTC", "hipRTC", "NVRTC", "hip-dev", "hip-dev"),
+    "cublas": ("hipBLAS", "rocBLAS", "cuBLAS", "hipblas-dev", "rocblas-dev"),
+    "curand": ("hipRAND", "rocRAND", "cuRAND", "hiprand-dev", "rocrand-dev"),
+    "cusparse": ("hipSPARSE", "rocSPARSE", "cuSPARSE", "hipsparse-dev", "rocsparse-dev"),
+    "cusolver": ("hipSOLVER", "rocSOLVER", "cuSOLVER", "hipsolver-dev", "rocsolver-dev"),
+    "cufft": ("hipFFT", "hipFFT", "cuFFT", "hipfft-dev", "hipfft-dev"),
+    "cudnn": ("MIOpen", "MIOpen", "cuDNN", "miopen-hip-dev", "miopen-hip-dev"),
+    "cub": ("hipCUB", "hipCUB", "CUB", "hipcub-dev", "hipcub-dev"),
+    "thrust": ("rocThrust", "rocThrust", "Thrust", "rocthrust-dev", "rocthrust-dev"),
+    "nccl": ("RCCL", "RCCL", "NCCL", "rccl-dev", "rccl-dev"),
+    "nvtx": ("roctx", "roctx", "NVTX", "roctracer-dev", "roctracer-dev"),
+}
+# Edits that are no CUDA API reference (a launch rewritten to hipLaunchKernelGGL).
+_NOT_API = frozenset({"launch", "rename"})
+_SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 
-def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[int, int]) -> dict:
+def source_path(root: Path, entry: dict, in_place: bool) -> Path:
+    """Where a file's text is now: the output after --in-place, else the input."""
+    return root / (entry["output"] if in_place else entry["source"])
+
+
+def _kernel_scans(results: list[FileResult], settings: Settings, root: Path | None,
+                  in_place: bool) -> list[tuple[str, kern.Scan]]:
+    lexer = None
+    scans = []
+    for r in results:
+        if r.kind not in est.SOURCE_KINDS or r.status in ("skipped", "failed"):
+            continue
+        carried = getattr(r, "kernels", None)
+        if isinstance(carried, kern.Scan):
+            scans.append((r.source, carried))
+            continue
+        if root is None:
+            continue
+        try:
+            data = source_path(root, {"source": r.source, "output": r.output}, in_place).read_bytes()
+        except OSError:
+            continue
+        if not kern.might_have_kernels(data):
+            continue
+        if lexer is None:
+            from hipport.loaders import tools
+            lexer = tools(settings)[1]
+        try:
+            scans.append((r.source, kern.scan(lexer.lex(data))))
+        except Exception:  # a scan problem costs the file's kernels, never the report
+            continue
+    return scans
+
+
+def _dependencies(files: list[dict], libs: str) -> list[dict]:
+    deps: dict[str, dict] = {}
+    for f in files:
+        for table, n in f["by_library"].items():
+            if table in _NOT_API or not n:
+                continue
+            hip_name, roc_name, cuda_name, hip_pkg, roc_pkg = LIBRARIES.get(table, (table, table, table, "", ""))
+            name, package = (roc_name, roc_pkg) if libs == "roc" else (hip_name, hip_pkg)
+            d = deps.setdefault(name, {"library": name, "replaces": [], "package": package,
+                                       "references": 0, "files": []})
+            if cuda_name not in d["replaces"]:
+                d["replaces"].append(cuda_name)
+            d["references"] += n
+            if f["source"] not in d["files"]:
+                d["files"].append(f["source"])
+    out = sorted(deps.values(), key=lambda d: (d["library"] != "HIP runtime", -d["references"], d["library"]))
+    for d in out:
+        d["replaces"].sort()
+        d["files"].sort()
+    return out
+
+
+def _unsupported(files: list[dict]) -> list[dict]:
+    by_name: dict[str, dict] = {}
+    for f in files:
+        for u in f["unmapped"]:
+            e = by_name.setdefault(u["name"], {"name": u["name"], "count": 0, "reason": u["reason"],
+                                               "locations": []})
+            e["count"] += u["count"]
+            e["locations"].append({"path": f["source"], "line": u["line"], "count": u["count"]})
+    return sorted(by_name.values(), key=lambda e: (-e["count"], e["name"]))
+
+
+def _rules(findings: list[dict]) -> dict[str, dict]:
+    from hipport.rules import REGISTRY, all_rules
+
+    all_rules()
+    out = {}
+    for code in sorted({f["rule"] for f in findings}):
+        r = REGISTRY.get(code)
+        if r is None:
+            continue
+        what = " ".join(r.section("What it does").split())
+        end = what.find(". ")
+        out[code] = {"name": r.name, "category": r.category, "severity": r.severity, "effort": r.effort,
+                     "summary": what if end < 0 else what[: end + 1], "fix": r.section("Fix")}
+    return out
+
+
+def _breakdown(findings: list[dict], estimate: dict) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for f in findings:
+        c = out.setdefault(f["category"], {"findings": 0, "by_severity": Counter(), "by_effort": Counter(),
+                                           "rules": Counter()})
+        c["findings"] += 1
+        c["by_severity"][f["severity"]] += 1
+        c["by_effort"][f["effort"]] += 1
+        c["rules"][f["rule"]] += 1
+    zero = {"low": 0.0, "likely": 0.0, "high": 0.0}
+    return {cat: {"findings": c["findings"],
+                  "by_severity": {s: c["by_severity"][s] for s in reversed(SEVERITIES) if c["by_severity"][s]},
+                  "by_effort": {e: c["by_effort"][e] for e in EFFORTS if c["by_effort"][e]},
+                  "rules": dict(sorted(c["rules"].items())),
+                  "hours": estimate["by_group"].get(cat, zero)}
+            for cat, c in sorted(out.items())}
+
+
+def _top_risks(findings: list[dict], rules: dict[str, dict], rates: est.Rates) -> list[dict]:
+    groups: dict[str, dict] = {}
+    for f in findings:
+        g = groups.get(f["rule"])
+        if g is None:
+            g = groups[f["rule"]] = {"rule": f["rule"], "name": rules.get(f["rule"], {}).get("name", ""),
+                                     "category": f["category"], "severity": f["severity"],
+                                     "effort": f["effort"], "count": 0, "hours": 0.0,
+                                     "first": {"path": f["path"], "line": f["line"]},
+                                     "message": f["message"],
+                                     "fix": rules.get(f["rule"], {}).get("fix", "")}
+        g["count"] += 1
+        if _SEVERITY_RANK[f["severity"]] > _SEVERITY_RANK[g["severity"]]:
+            g["severity"] = f["severity"]
+        g["hours"] += rates.effort_hours[f["effort"]].likely * rates.multiplier(f["category"])
+    ranked = sorted(groups.values(), key=lambda g: (-_SEVERITY_RANK[g["severity"]], -g["hours"],
+                                                   -g["count"], g["rule"]))
+    for g in ranked:
+        g["hours"] = round(g["hours"], 3)
+    return ranked[:TOP_RISKS]
+
+
+def _pct(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 1) if whole else None
+
+
+def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[int, int], *,
+          root: Path | None = None, in_place: bool = False, rates: est.Rates | None = None,
+          project: str | None = None) -> dict:
+    """The report. `root`: where the files' relative paths start (for the kernel scan);
+    `in_place`: the files there are already ported; `rates`: estimate rates (defaults)."""
     results = list(results)
+    rates = rates or est.DEFAULTS
     # A macro the project defines in one file (CUDA_CHECK in a header) is no CUDA API in another.
     project_macros = {name for r in results for name in r.defines}
     files = [r.to_json() for r in results]
@@ -30,9 +203,32 @@ def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[i
         by_library.update(f["by_library"])
         for u in f["unmapped"]:
             unmapped[u["name"]] += u["count"]
+
+    scans = _kernel_scans(results, settings, root, in_place)
+    kernels = kern.link(scans)
+    per_file_kernels: dict[str, list[str]] = {}
+    for k in kernels:
+        per_file_kernels.setdefault(k["path"], []).append(k["name"])
+    for f in files:
+        f["kernels"] = per_file_kernels.get(f["source"], [])
+
+    converted = sum(n for lib, n in by_library.items() if lib not in _NOT_API)
+    unsupported_refs = sum(unmapped.values())
+    source_files = [f for f in files if f["kind"] in est.SOURCE_KINDS]
+    lines = sum(f["lines"] for f in source_files)
+    lines_changed = sum(f["lines_changed"] for f in source_files)
+    build_files = [f["source"] for f in files if f["kind"] in est.BUILD_KINDS
+                   and (f["changed"] or f["findings"]) and f["status"] != "skipped"]
+    launches = sum(len(k["launches"]) for k in kernels)
+
+    counts = est.counts_from(converted, findings, len(kernels), len(build_files))
+    estimate = est.compute(counts, rates)
+    rules = _rules(findings)
+    name = project if project is not None else (root.name if root is not None else "")
     return {
         "version": REPORT_VERSION,
         "tool": {"name": "hipport", "version": __version__},
+        "project": {"name": name},
         "settings": {
             "target_hip": "%d.%d" % target_hip, "libs": settings.libs,
             "launch_syntax": settings.launch_syntax, "rename": settings.rename,
@@ -50,11 +246,43 @@ def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[i
             "findings": len(findings),
             "by_category": dict(sorted(Counter(x["category"] for x in findings).items())),
             "by_severity": dict(sorted(Counter(x["severity"] for x in findings).items())),
+            "by_effort": {e: n for e in EFFORTS if (n := sum(1 for x in findings if x["effort"] == e))},
+            "api_references": converted + unsupported_refs,
+            "api_converted": converted,
+            "api_unsupported": unsupported_refs,
+            "pct_converted": _pct(converted, converted + unsupported_refs),
+            "source_files": len(source_files),
+            "lines": lines,
+            "lines_changed": lines_changed,
+            "pct_lines_changed": _pct(lines_changed, lines),
+            "kernels": len(kernels),
+            "kernel_launches": launches,
+            "build_files": len(build_files),
+            "estimate_hours": {k: estimate[k] for k in ("low", "likely", "high")},
         },
+        "dependencies": _dependencies(files, settings.libs),
+        "unsupported": _unsupported(files),
+        "breakdown": _breakdown(findings, estimate),
+        "top_risks": _top_risks(findings, rules, rates),
+        "rules": rules,
+        "kernels": kernels,
+        "build_files": build_files,
+        "estimate": estimate,
     }
 
 
-def write(report: dict, folder: Path) -> Path:
+def to_json(report: dict) -> str:
+    return json.dumps(report, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def write(report: dict, folder: Path, root: Path | None = None, in_place: bool = False) -> Path:
+    """report.json, report.md and report.html in `folder`; returns report.json's path. `root`
+    (with `in_place`) is where the renderers read the few lines around each finding."""
+    from hipport.report import html, markdown
+
+    excerpts = html.Excerpts(root, in_place) if root is not None else None
     path = folder / "report.json"
-    write_atomic(path, (json.dumps(report, indent=2, sort_keys=False) + "\n").encode("utf-8"))
+    write_atomic(path, to_json(report).encode("utf-8"))
+    write_atomic(folder / "report.md", markdown.render(report).encode("utf-8"))
+    write_atomic(folder / "report.html", html.render(report, excerpts).encode("utf-8"))
     return path

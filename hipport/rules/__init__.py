@@ -51,6 +51,13 @@ class Rule:
     effort: str
     check: Callable[..., Iterable[Hit]]
     kinds: frozenset[str]
+    # The cheap pre-check: the rule runs only on files containing one of these byte strings
+    # (empty: always). A superset of what the rule can flag, searched in C, so most files
+    # never pay for the rule's parse and walk.
+    triggers: tuple[bytes, ...] = ()
+
+    def may_fire(self, data: bytes) -> bool:
+        return not self.triggers or any(t in data for t in self.triggers)
 
     @property
     def doc(self) -> str:
@@ -65,7 +72,7 @@ REGISTRY: dict[str, Rule] = {}
 
 
 def rule(*, code: str, name: str, category: str, severity: str, effort: str,
-         kinds: Iterable[str] = ("cuda", "cpp")):
+         kinds: Iterable[str] = ("cuda", "cpp"), triggers: Iterable[bytes] = ()):
     if category not in CATEGORY_CODES:
         raise ValueError(f"{code}: unknown category {category!r}")
     if severity not in SEVERITIES or effort not in EFFORTS:
@@ -74,7 +81,7 @@ def rule(*, code: str, name: str, category: str, severity: str, effort: str,
     def register(func):
         if code in REGISTRY:
             raise ValueError(f"rule code {code} registered twice")
-        REGISTRY[code] = Rule(code, name, category, severity, effort, func, frozenset(kinds))
+        REGISTRY[code] = Rule(code, name, category, severity, effort, func, frozenset(kinds), tuple(triggers))
         return func
 
     return register

@@ -66,9 +66,14 @@ Macros and directives
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
+
+import tree_sitter
+
+from hipport.parse import tree as ts
 
 __all__ = [
     "DeviceFunction", "MacroDef", "TYPE_SIZES", "call_args", "call_name", "call_qualified_name",
@@ -507,21 +512,31 @@ def relevant(ctx, offset: int) -> bool:
 
 # --------------------------------------------------------------------------- tree access
 
-def _index(ctx) -> dict[str, list]:
-    by_type: dict[str, list] = {}
-    stack = [ctx.tree.root_node]
-    while stack:
-        node = stack.pop()
-        by_type.setdefault(node.type, []).append(node)
-        stack.extend(reversed(node.children))
-    return by_type
+@functools.lru_cache(maxsize=None)
+def _type_query(node_type: str):
+    """`(TYPE) @n`, compiled once; None for a type the grammar does not have."""
+    try:
+        return tree_sitter.Query(ts.language(), f"({node_type}) @n")
+    except Exception:
+        return None
+
+
+def _of_type(ctx, node_type: str) -> list:
+    """Every node of one type, in source order: a tree-sitter query runs in C, where a Python
+    walk over every node of the tree would cost more than all the rules together."""
+    cache = memo(ctx, "nodes_by_type", lambda _ctx: {})
+    found = cache.get(node_type)
+    if found is None:
+        query = _type_query(node_type)
+        found = [] if query is None else tree_sitter.QueryCursor(query).captures(ctx.tree.root_node).get("n", [])
+        found = cache[node_type] = sorted(found, key=lambda n: n.start_byte)
+    return found
 
 
 def nodes(ctx, *types: str) -> list:
-    index = memo(ctx, "node_index", _index)
     if len(types) == 1:
-        return index.get(types[0], [])
-    out = [n for t in types for n in index.get(t, [])]
+        return _of_type(ctx, types[0])
+    out = [n for t in types for n in _of_type(ctx, t)]
     out.sort(key=lambda n: n.start_byte)
     return out
 

@@ -116,7 +116,7 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
     data = ctx.data
     own = user_declared(data) if might_declare(data, [t.start for t in hits]) else ()
     macros = defined_macros(lexed)
-    directives = Directives(lexed)
+    directives = directives_of(ctx)
     for tok in hits:
         if tok.start in own or tok.text in macros or _context(lexed, tok.start, tok.end):
             continue
@@ -128,11 +128,19 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
         yield tok.start, tok.end, tok.text.decode("ascii")
 
 
-def table_name_uses(ctx) -> Iterator[tuple[int, int, str, Entry]]:
-    """identifier_uses() of the names the mapping tables know, with their table entries."""
-    entries = ctx.mappings.entries
-    for start, end, name in identifier_uses(ctx, entries):
-        yield start, end, name, entries[name]
+def table_name_uses(ctx) -> list[tuple[int, int, str, Entry]]:
+    """identifier_uses() of the names the mapping tables know, with their table entries
+    (computed once per file: several rules read it)."""
+    def compute(c):
+        entries = c.mappings.entries
+        return [(s, e, n, entries[n]) for s, e, n in identifier_uses(c, entries)]
+
+    return sx.memo(ctx, "api_tables.table_name_uses", compute)
+
+
+def directives_of(ctx) -> "Directives":
+    """The file's Directives index (computed once per file)."""
+    return sx.memo(ctx, "api_tables.directives", lambda c: Directives(c.lexed))
 
 
 HIP_AWARE = re.compile(rb"\b(?:__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__"
@@ -146,8 +154,9 @@ def hip_aware_directive(data: bytes, directive: tuple[int, int, bytes] | None) -
 
 
 def declared_names(ctx) -> set[bytes]:
-    """Every function or variable name the file declares itself, at any scope."""
-    found = ctx.captures("declarations").get("declared", ())
+    """Every function, variable, function-pointer or typedef name the file declares itself, at
+    any scope (parse/queries/api_tables_declared.scm)."""
+    found = ctx.captures("api_tables_declared").get("declared", ())
     return {n.text for n in found}
 
 
@@ -256,12 +265,15 @@ _LIBRARY_LABEL = {
     "runtime": "CUDA runtime", "driver": "CUDA driver", "device": "CUDA device", "complex":
     "cuComplex", "cublas": "cuBLAS", "curand": "cuRAND", "cufft": "cuFFT", "cusparse":
     "cuSPARSE", "cusolver": "cuSOLVER", "cudnn": "cuDNN", "cub": "CUB", "nvrtc": "NVRTC",
+    "device_math": "CUDA device", "numeric_types": "CUDA numeric-type", "nccl": "NCCL",
+    "nvtx": "NVTX", "cg": "cooperative-groups", "thrust": "Thrust", "macros": "CUDA macro",
+    "warp": "CUDA warp", "torch_extra": "PyTorch CUDA",
 }
 _VERSION_LABEL = {"cudnn": "cuDNN"}  # the versions in the cuDNN table are cuDNN releases
 
 
 def _fix_for(reason: str, entry: Entry) -> str:
-    note = entry.note.strip()
+    note = entry.note.strip() if entry.note.strip() != reason else ""
     if reason.startswith("added in"):
         fix = ("raise --target-hip to that release, or keep this call out of the HIP build "
                "(#if HIP_VERSION >= ...) and provide a fallback")
@@ -285,9 +297,13 @@ def api_without_hip_equivalent(ctx):
     What it does:
     Looks up every identifier in code in the mapping tables and reports those that do not map at
     the chosen settings: no HIP (or MIOpen) equivalent at all, added after the --target-hip
-    version, removed at or before it, or marked experimental without --experimental. It skips
-    the names the renamer skips (members, qualified names, token pastes, the file's own
-    declarations and macros), and includes of CUDA headers that have no HIP header.
+    version, removed at or before it, marked experimental without --experimental, or marked
+    unsupported-api in the table's risk column. It skips the names the renamer skips (members,
+    qualified names, token pastes, the file's own declarations and macros), names whose row
+    assigns them to another category (risk column, or warp/texture/device-runtime names those
+    rules own), runtime calls inside device code (dynamic parallelism), and code hipcc never
+    compiles (#ifndef __HIP_PLATFORM_AMD__ branches). It also reports includes of CUDA headers
+    that have no HIP header.
 
     Why it matters on AMD GPUs:
     hipport leaves such a name unchanged, so the ported file refers to a CUDA API that the HIP
@@ -313,7 +329,7 @@ def api_without_hip_equivalent(ctx):
     for start, end, name, entry, reason in unsupported:
         if name.encode("ascii") in own:
             continue  # the file defines its own function or variable of that name
-        label = _LIBRARY_LABEL.get(entry.library, entry.library)
+        label = _LIBRARY_LABEL.get(entry.library, "CUDA")
         yield Hit(start, end, f"{label} API `{name}` cannot be ported: {reason}",
                   _fix_for(reason, entry))
     yield from _unsupported_includes(ctx, target)
@@ -323,7 +339,7 @@ def _unsupported_includes(ctx, target) -> Iterator[Hit]:
     m = ctx.mappings
     for d in ctx.lexed.includes:
         path = d.path(ctx.data).decode("utf-8", "replace")
-        if path not in m.include_library or path in m.includes:
+        if path not in m.include_library or path in m.includes or sx.hip_excluded(ctx, d.start):
             continue
         if any(path == h or (h.endswith("/") and path.startswith(h))
                for hs in DEFERRED_HEADERS.values() for h in hs):
@@ -390,7 +406,8 @@ def deprecated_or_removed_api(ctx):
     removed versions and the HIP name's deprecated version. A HIP deprecation at or below the
     --target-hip version, a CUDA removal, or a row whose risk column says deprecated-api is a
     warning; a CUDA deprecation alone is info (HIP still provides the call), and is not
-    reported for cuDNN, whose deprecated legacy API is what MIOpen implements. Names that a specific rule reports (library semantics,
+    reported for cuDNN, whose deprecated legacy API is what MIOpen implements. Names that a
+    specific rule reports (library semantics,
     managed memory, compute-capability queries, texture references, warp intrinsics) are left
     to that rule.
 

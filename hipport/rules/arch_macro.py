@@ -8,7 +8,7 @@ from functools import lru_cache
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import (
-    PROSE_DIRECTIVES, Directives, hip_aware_directive, identifier_uses, macro_use_kind,
+    PROSE_DIRECTIVES, directives_of, hip_aware_directive, identifier_uses, macro_use_kind,
     relevant_at, risk_names)
 
 # NVIDIA architecture macros: what a test of each one means.
@@ -25,12 +25,6 @@ _ARCH_MACRO = (rb"\b__CUDA_ARCH(?:__|_LIST__|_SPECIFIC__|_FAMILY_SPECIFIC__|_HAS
 # Compiler-identity macros: tested to pick nvcc-specific code (reported as info).
 COMPILER_MACROS = {"__NVCC__": "nvcc"}
 
-
-@lru_cache(maxsize=8)
-def _arch_pattern(extra: frozenset[str]) -> re.Pattern[bytes]:
-    names = b"|".join(re.escape(n.encode()) for n in sorted(extra, key=len, reverse=True))
-    return re.compile(_ARCH_MACRO + (rb"|\b(?:" + names + rb")\b" if names else b""))
-
 # Compute-capability queries: the attribute enums and the driver call (read as names in code).
 CAPABILITY_NAMES = {
     "cudaDevAttrComputeCapabilityMajor": "attribute",
@@ -41,11 +35,22 @@ CAPABILITY_NAMES = {
 }
 # Device-property objects: declared with one of these types, or returned by these calls.
 _PROP_TYPES = rb"(?:cudaDeviceProp|hipDeviceProp_t|CUdevprop)"
-_PROP_DECL = re.compile(_PROP_TYPES + rb"\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]")
-_PROP_AUTO = re.compile(rb"\bauto\s*[*&]*\s*([A-Za-z_]\w*)\s*=\s*[\w:]*get(?:Current)?DeviceProperties\s*\(")
-_PROP_CALL_MEMBER = re.compile(rb"\bget(?:Current)?DeviceProperties\s*\([^()]*\)\s*->\s*(major|minor)\b")
+_PROP_DECL = re.compile(
+    _PROP_TYPES + rb"\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]")
+_PROP_AUTO = re.compile(
+    rb"\bauto\s*[*&]*\s*([A-Za-z_]\w*)\s*=\s*[\w:]*get(?:Current)?DeviceProperties\s*\(")
+_PROP_CALL_MEMBER = re.compile(
+    rb"\bget(?:Current)?DeviceProperties\s*\([^()]*\)\s*->\s*(major|minor)\b")
+_MEMBER_TAIL = rb"\s*(?:\[[^\]\n]*\])?\s*(?:\.|->)\s*"
 _CMP_AFTER = re.compile(rb"\s*(?:[=!<>]=|>(?!>)|<(?!<)|\*\s*10{1,2}\b)")
 _CMP_BEFORE = re.compile(rb"(?:[=!<>]=|(?<![-<>])>|(?<!<)<)\s*\Z")
+
+
+@lru_cache(maxsize=8)
+def _arch_pattern(extra: frozenset[str]) -> re.Pattern[bytes]:
+    names = b"|".join(re.escape(n.encode()) for n in sorted(extra, key=len, reverse=True))
+    return re.compile(_ARCH_MACRO + (rb"|\b(?:" + names + rb")\b" if names else b""))
+
 
 _HIP_ARCH_HINT = ("test what the code needs instead: __HIP_DEVICE_COMPILE__ for the device pass, "
                   "target macros such as __gfx90a__ or __HIP_ARCH_HAS_* feature macros for AMD "
@@ -53,24 +58,30 @@ _HIP_ARCH_HINT = ("test what the code needs instead: __HIP_DEVICE_COMPILE__ for 
 
 
 def _arch_uses(ctx):
-    """(start, end, macro, kind) per use of an architecture macro; in a directive that compares
-    __CUDA_ARCH__, its defined() tests are dropped (the comparison is the finding)."""
+    """(start, end, macro, kind, directive) per use of an architecture macro; in a directive
+    that compares __CUDA_ARCH__, its defined() tests are dropped (the comparison is the
+    finding). Computed once per file: two rules read it."""
+    return sx.memo(ctx, "arch_macro.uses", _compute_arch_uses)
+
+
+def _compute_arch_uses(ctx) -> list:
     data = ctx.data
-    directives = Directives(ctx.lexed)
+    directives = directives_of(ctx)
     uses = []
     extra = risk_names(ctx.mappings, "arch-macro") - frozenset(COMPILER_MACROS)
     for m in ctx.code_matches(_arch_pattern(extra)):
         kind = macro_use_kind(data, directives, m.start(), m.end())
         d = directives.at(m.start())
-        if kind is None or hip_aware_directive(data, d) or not relevant_at(ctx, m.start(), directives):
+        if (kind is None or hip_aware_directive(data, d)
+                or not relevant_at(ctx, m.start(), directives)):
             continue
+        if d is None and sx.device_pass_only(ctx, m.start()):
+            continue  # inside `#ifdef __CUDA_ARCH__`: that test is the finding
         uses.append((m.start(), m.end(), m.group().decode("ascii"), kind, d))
     compared = {d[0] for _, _, name, kind, d in uses if d and name == "__CUDA_ARCH__"
                 and kind == "value"}
-    for start, end, name, kind, d in uses:
-        if d and d[0] in compared and name == "__CUDA_ARCH__" and kind != "value":
-            continue
-        yield start, end, name, kind, d
+    return [(start, end, name, kind, d) for start, end, name, kind, d in uses
+            if not (d and d[0] in compared and name == "__CUDA_ARCH__" and kind != "value")]
 
 
 @rule(code="HP701", name="cuda-arch-value-test", category="arch-macro", severity="warning",
@@ -185,14 +196,14 @@ def compute_capability_check(ctx):
     props.discard(b"const")
     if props:
         names = b"|".join(re.escape(p) for p in sorted(props))
-        member = re.compile(rb"\b(?:" + names + rb")\s*(?:\[[^\]\n]*\])?\s*(?:\.|->)\s*(major|minor)\b")
+        member = re.compile(rb"\b(?:" + names + rb")" + _MEMBER_TAIL + rb"(major|minor)\b")
         for m in ctx.code_matches(member):
             hits.append((m.start(1), m.end(1), "member"))
     for m in ctx.code_matches(_PROP_CALL_MEMBER):
         hits.append((m.start(1), m.end(1), "member"))
     for start, end, name in identifier_uses(ctx, CAPABILITY_NAMES):
         hits.append((start, end, name))
-    directives = Directives(ctx.lexed)
+    directives = directives_of(ctx)
     for start, end, what in sorted(hits):
         d = directives.at(start)
         if d is not None and d[2] in PROSE_DIRECTIVES or not sx.relevant(ctx, start):
@@ -221,7 +232,7 @@ def compute_capability_check(ctx):
 
 def _before_member(data: bytes, line_start: int, member_start: int) -> bytes:
     """The text before `obj.major` / `obj->major` on its line (without the object)."""
-    m = re.search(rb"[A-Za-z_]\w*\s*(?:\[[^\]\n]*\])?\s*(?:\.|->)\s*\Z", data[line_start:member_start])
+    m = re.search(rb"[A-Za-z_]\w*" + _MEMBER_TAIL + rb"\Z", data[line_start:member_start])
     return data[line_start : line_start + m.start()] if m else data[line_start:member_start]
 
 
@@ -252,11 +263,12 @@ def nvcc_compiler_test(ctx):
     `defined(__NVCC__) || defined(__HIPCC__)` where the branch means "a GPU compiler".
     """
     data = ctx.data
-    directives = Directives(ctx.lexed)
+    directives = directives_of(ctx)
     for m in ctx.code_matches(_COMPILER_MACRO):
         kind = macro_use_kind(data, directives, m.start(), m.end())
         d = directives.at(m.start())
-        if kind is None or hip_aware_directive(data, d) or not relevant_at(ctx, m.start(), directives):
+        if (kind is None or hip_aware_directive(data, d)
+                or not relevant_at(ctx, m.start(), directives)):
             continue
         yield Hit(m.start(), m.end(),
                   "`__NVCC__` selects code for the nvcc driver: hipcc does not define it "

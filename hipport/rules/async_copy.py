@@ -51,7 +51,8 @@ def _per_line(ctx, matches):
 
 
 @rule(code="HP851", name="async-copy-header", category="async-copy", severity="error",
-      effort="high")
+      effort="high",
+      triggers=(b'pipeline', b'barrier'))
 def async_copy_header(ctx):
     """Flags includes of CUDA's asynchronous-copy headers.
 
@@ -80,7 +81,8 @@ def async_copy_header(ctx):
 
 
 @rule(code="HP852", name="async-copy-pipeline-api", category="async-copy", severity="error",
-      effort="high")
+      effort="high",
+      triggers=(b'memcpy_async', b'pipeline', b'barrier'))
 def async_copy_pipeline_api(ctx):
     """Flags `cuda::memcpy_async`, `cuda::pipeline`, `cuda::barrier` and `__pipeline_*`.
 
@@ -111,7 +113,8 @@ def async_copy_pipeline_api(ctx):
         yield Hit(start, end, f"`{name}`: CUDA asynchronous-copy API with no HIP equivalent", _FIX)
 
 
-@rule(code="HP853", name="tma-tensor-map", category="async-copy", severity="error", effort="high")
+@rule(code="HP853", name="tma-tensor-map", category="async-copy", severity="error", effort="high",
+      triggers=(b'ensorMap', b'bulk'))
 def tma_tensor_map(ctx):
     """Flags Tensor Memory Accelerator (TMA) use: tensor maps and bulk async copies.
 

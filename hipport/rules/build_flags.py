@@ -4,15 +4,19 @@ Build files are not C++, so the C lexer is not used here. Each kind gets a small
 finds what is *not* code: CMake `#` and `#[[...]]` comments (quoted and bracket arguments are
 kept, since flags live in them), Makefile and requirements `#` comments, Dockerfile comment
 lines, TOML comments; in setup.py (Python) only string literals are scanned, found with
-`tokenize` (the file is never executed). The same scanners serve cuda-only-library and
-pytorch-extension.
+`tokenize` (the file is never executed), skipping `if`/ternary constructs whose condition tests
+for ROCm (torch.version.hip, IS_HIP_EXTENSION, a HIP_BUILD flag): those are already split by
+platform. The same scanners serve cuda-only-library and pytorch-extension.
 """
 
 from __future__ import annotations
 
+import ast
+import bisect
 import io
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -116,42 +120,90 @@ def comment_spans(kind: str, data: bytes) -> list[tuple[int, int]]:
     return []
 
 
+def parse_python(data: bytes) -> ast.AST | None:
+    """The module's syntax tree (never executed), or None when it does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(data)
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError,
+            MemoryError):
+        return None
+
+
 def python_strings(data: bytes) -> list[tuple[int, bytes]]:
     """(byte offset, source bytes) of every string literal token of a Python file."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
+        "".encode(encoding)
+    except (SyntaxError, LookupError):
         encoding = "utf-8"
-    lines = data.splitlines(keepends=True)
+    lines = io.BytesIO(data).readlines()  # the same line split as tokenize's readline
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
     out = []
     try:
-        for tok in tokenize.tokenize(io.BytesIO(data).readline):
-            if tok.type == tokenize.STRING:
-                row, col = tok.start
-                line = lines[row - 1].decode(encoding, "replace")
-                offset = starts[row - 1] + len(line[:col].encode(encoding))
-                out.append((offset, tok.string.encode(encoding)))
-    except (tokenize.TokenError, SyntaxError, IndexError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for tok in tokenize.tokenize(io.BytesIO(data).readline):
+                if tok.type == tokenize.STRING:
+                    row, col = tok.start
+                    line = lines[row - 1].decode(encoding, "replace")
+                    offset = starts[row - 1] + len(line[:col].encode(encoding, "replace"))
+                    out.append((offset, tok.string.encode(encoding, "replace")))
+    except (tokenize.TokenError, SyntaxError, IndexError, UnicodeError, LookupError,
+            ValueError):
         pass  # keep what was read before the error
     return out
 
 
-def build_matches(ctx, pattern: re.Pattern[bytes]) -> Iterator[re.Match[bytes] | tuple[int, int, bytes]]:
+_NAME_PARTS = re.compile(r"_|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _rocm_name(name: str) -> bool:
+    """`HIP_BUILD`, `IS_HIP_EXTENSION`, `ROCM_HOME`, `use_rocm`, `isROCm`, `version.hip`."""
+    return any(part.lower() in ("hip", "rocm") for part in _NAME_PARTS.split(name))
+
+
+def tests_rocm(expr: ast.AST) -> bool:
+    """Whether a Python expression refers to a HIP/ROCm switch (a name or attribute such as
+    torch.version.hip, IS_HIP_EXTENSION, ROCM_HOME, HIP_BUILD)."""
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.Name) and _rocm_name(sub.id):
+            return True
+        if isinstance(sub, ast.Attribute) and _rocm_name(sub.attr):
+            return True
+    return False
+
+
+def rocm_split_lines(data: bytes) -> list[tuple[int, int]]:
+    """Line ranges of Python `if`/ternary constructs whose condition tests for ROCm: both of
+    their branches are already platform-specific, so neither is a porting finding."""
+    tree = parse_python(data)
+    if tree is None:
+        return []
+    return [(node.lineno, node.end_lineno) for node in ast.walk(tree)
+            if isinstance(node, (ast.If, ast.IfExp)) and tests_rocm(node.test)]
+
+
+def build_matches(ctx, pattern: re.Pattern[bytes]) -> Iterator[tuple[int, int, bytes]]:
     """(start, end, text) of each match of `pattern` in what counts as build text: outside
     comments for build files, inside string literals for Python."""
     data = ctx.data
     if ctx.kind in ("setup.py", "python"):
+        split = rocm_split_lines(data)
+        newlines = [m.start() for m in re.finditer(rb"\n", data)] if split else []
         for base, raw in python_strings(data):
+            if split:
+                line = bisect.bisect_left(newlines, base) + 1
+                if any(a <= line <= b for a, b in split):
+                    continue  # in an `if <ROCm test>:` construct: already split by platform
             for m in pattern.finditer(raw):
                 yield base + m.start(), base + m.end(), m.group()
         return
     spans = comment_spans(ctx.kind, data)
     starts = [s for s, _ in spans]
-    import bisect  # noqa: PLC0415
-
     for m in pattern.finditer(data):
         i = bisect.bisect_right(starts, m.start()) - 1
         if i >= 0 and m.start() < spans[i][1]:
@@ -183,11 +235,14 @@ ARCH_FLAGS = (
     Flag(_B + rb"-code(?:=|\s+)(?:sm|compute)_\w+",
          "an nvcc option naming NVIDIA code targets; hipcc does not understand it",
          "hipcc/clang: --offload-arch=gfx90a"),
-    Flag(rb"(?:(?<=-D)|\b)CMAKE_CUDA_ARCHITECTURES\b", "CMake's NVIDIA architecture list; HIP targets do not read it",
+    Flag(rb"(?:(?<=-D)|\b)CMAKE_CUDA_ARCHITECTURES\b",
+         "CMake's NVIDIA architecture list; HIP targets do not read it",
          "CMAKE_HIP_ARCHITECTURES (e.g. \"gfx90a;gfx942\") with enable_language(HIP)"),
-    Flag(rb"(?:(?<=-D)|\b)CUDA_ARCHITECTURES\b", "a CUDA target property; HIP targets read HIP_ARCHITECTURES instead",
+    Flag(rb"(?:(?<=-D)|\b)CUDA_ARCHITECTURES\b",
+         "a CUDA target property; HIP targets read HIP_ARCHITECTURES instead",
          "the HIP_ARCHITECTURES target property (e.g. \"gfx90a;gfx942\")"),
-    Flag(rb"\bTORCH_CUDA_ARCH_LIST\b", "PyTorch's NVIDIA architecture list; ROCm builds of PyTorch read PYTORCH_ROCM_ARCH",
+    Flag(rb"\bTORCH_CUDA_ARCH_LIST\b",
+         "PyTorch's NVIDIA architecture list; ROCm builds of PyTorch read PYTORCH_ROCM_ARCH",
          "PYTORCH_ROCM_ARCH (e.g. \"gfx90a;gfx942\"), which PyTorch's ROCm build reads"),
 )
 
@@ -297,7 +352,8 @@ def nvcc_only_flag(ctx):
     -Rpass-analysis=kernel-resource-usage, ...) or drop it where HIP-Clang needs none
     (--expt-relaxed-constexpr, --expt-extended-lambda).
     """
-    yield from _flag_hits(ctx, _NVCC, "; an nvcc-only option that hipcc (clang) does not understand")
+    yield from _flag_hits(ctx, _NVCC,
+                          "; an nvcc-only option that hipcc (clang) does not understand")
 
 
 @rule(code="HP1103", name="relocatable-device-code-flag", category="build-flags", severity="error",

@@ -8,13 +8,14 @@ PYTHON_MODULES do the same for Python dependencies and imports. The rules only r
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import tomllib
 from dataclasses import dataclass
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
-from hipport.rules.build_flags import build_matches, comment_spans, python_strings
+from hipport.rules.build_flags import build_matches, comment_spans, parse_python, python_strings
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def _advice(lib: Library) -> str:
 @rule(code="HP901", name="cuda-only-library-include", category="cuda-only-library",
       severity="error", effort="high")
 def cuda_only_library_include(ctx):
-    """Reports includes of NVIDIA-only libraries (CUTLASS/CuTe, cuTENSOR, nvJPEG, NPP, TensorRT, ...).
+    """Reports includes of NVIDIA-only libraries: CUTLASS/CuTe, cuTENSOR, nvJPEG, NPP, TensorRT...
 
     What it does:
     Flags #include of the headers of CUTLASS and CuTe, cuTENSOR, nvJPEG, NPP, TensorRT, DALI,
@@ -161,8 +162,8 @@ def _link_pattern() -> re.Pattern[bytes]:
 
 _LINK = _link_pattern()
 # CMake's FindCUDAToolkit imported targets of NVIDIA-only libraries.
-_CMAKE_TARGETS = ((r"nvjpeg", "nvJPEG"), (r"npp\w+", "NPP"), (r"cuFile\w*", "cuFile (GPUDirect Storage)"),
-                  (r"nvml", "NVML"))
+_CMAKE_TARGETS = ((r"nvjpeg", "nvJPEG"), (r"npp\w+", "NPP"),
+                  (r"cuFile\w*", "cuFile (GPUDirect Storage)"), (r"nvml", "NVML"))
 _BY_NAME = {lib.name: lib for lib in LIBRARIES}
 
 
@@ -337,16 +338,21 @@ def _pyproject_hits(data: bytes):
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return
-    wanted: list[str] = []
-    project = doc.get("project", {})
-    wanted += [d for d in project.get("dependencies", []) if isinstance(d, str)]
-    for deps in project.get("optional-dependencies", {}).values():
-        wanted += [d for d in deps if isinstance(d, str)]
-    wanted += [d for d in doc.get("build-system", {}).get("requires", []) if isinstance(d, str)]
-    poetry = doc.get("tool", {}).get("poetry", {})
-    keys = list(poetry.get("dependencies", {})) + list(poetry.get("dev-dependencies", {}))
-    for group in poetry.get("group", {}).values():
-        keys += list(group.get("dependencies", {}))
+    def table(value) -> dict:
+        return value if isinstance(value, dict) else {}
+
+    def strings(value) -> list[str]:
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    project = table(doc.get("project"))
+    wanted = strings(project.get("dependencies"))
+    for deps in table(project.get("optional-dependencies")).values():
+        wanted += strings(deps)
+    wanted += strings(table(doc.get("build-system")).get("requires"))
+    poetry = table(table(doc.get("tool")).get("poetry"))
+    keys = list(table(poetry.get("dependencies"))) + list(table(poetry.get("dev-dependencies")))
+    for group in table(poetry.get("group")).values():
+        keys += list(table(table(group).get("dependencies")))
     comments = comment_spans("pyproject", data)
 
     def in_comment(offset: int) -> bool:
@@ -373,9 +379,8 @@ _REQUIRES_KEYWORDS = frozenset({"install_requires", "extras_require", "setup_req
 
 
 def _setup_requirement_hits(data: bytes):
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    tree = parse_python(data)
+    if tree is None:
         return
     ranges = []
     for node in ast.walk(tree):
@@ -383,8 +388,9 @@ def _setup_requirement_hits(data: bytes):
             ranges.append((node.value.lineno, node.value.end_lineno))
     if not ranges:
         return
+    newlines = [m.start() for m in re.finditer(rb"\n", data)]
     for offset, raw in python_strings(data):
-        line = data.count(b"\n", 0, offset) + 1
+        line = bisect.bisect_left(newlines, offset) + 1
         if not any(a <= line <= b for a, b in ranges):
             continue
         try:
@@ -440,9 +446,8 @@ def cuda_only_python_import(ctx):
     optional for NVIDIA systems.
     """
     data = ctx.data
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    tree = parse_python(data)
+    if tree is None:
         return
     line_starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
 

@@ -115,7 +115,8 @@ def _has_direct_runtime_call(call) -> bool:
 
 
 @rule(code="HP101", name="device-side-kernel-launch", category="dynamic-parallelism",
-      severity="error", effort="high")
+      severity="error", effort="high",
+      triggers=(b'<<<',))
 def device_side_kernel_launch(ctx):
     """Flags kernel launches made from device code.
 
@@ -162,7 +163,8 @@ def device_side_kernel_launch(ctx):
 
 
 @rule(code="HP102", name="device-runtime-api-call", category="dynamic-parallelism",
-      severity="error", effort="high")
+      severity="error", effort="high",
+      triggers=(b'__global__', b'__device__'))
 def device_runtime_api_call(ctx):
     """Flags CUDA device-runtime API calls (cudaDeviceSynchronize, ...) in device code.
 

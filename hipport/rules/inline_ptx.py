@@ -254,7 +254,8 @@ def asm_statements(ctx):
     return sx.memo(ctx, "asm_statements", compute)
 
 
-@rule(code="HP301", name="inline-ptx-asm", category="inline-ptx", severity="error", effort="high")
+@rule(code="HP301", name="inline-ptx-asm", category="inline-ptx", severity="error", effort="high",
+      triggers=(b'asm',))
 def inline_ptx_asm(ctx):
     """Flags inline assembly whose template is PTX.
 
@@ -320,7 +321,8 @@ def _wrapper_hint(name: str) -> str:
     return _suggest(base + ".x") or "the HIP builtin or plain C++ for that instruction"
 
 
-@rule(code="HP302", name="ptx-wrapper-api", category="inline-ptx", severity="error", effort="high")
+@rule(code="HP302", name="ptx-wrapper-api", category="inline-ptx", severity="error", effort="high",
+      triggers=(b'ptx',))
 def ptx_wrapper_api(ctx):
     """Flags libcu++'s PTX instruction wrappers (`<cuda/ptx>`, `cuda::ptx::...`).
 

@@ -58,7 +58,8 @@ def launch_bounds(ctx) -> list[tuple[int, int, list[bytes]]]:
 
 
 @rule(code="HP1051", name="launch-bounds-min-blocks", category="launch-bounds", severity="warning",
-      effort="low")
+      effort="low",
+      triggers=(b'launch_bounds',))
 def launch_bounds_min_blocks(ctx):
     """Flags `__launch_bounds__` with a minimum-blocks (second) argument.
 
@@ -98,7 +99,8 @@ def launch_bounds_min_blocks(ctx):
 
 
 @rule(code="HP1052", name="launch-bounds-over-256", category="launch-bounds", severity="warning",
-      effort="low")
+      effort="low",
+      triggers=(b'launch_bounds',))
 def launch_bounds_over_256(ctx):
     """Flags `__launch_bounds__` maximum block sizes above 256 threads.
 

@@ -8,10 +8,12 @@ it. Python files are parsed with `ast` and never executed.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from typing import Iterator
 
 from hipport.rules import Hit, rule
+from hipport.rules.build_flags import parse_python, tests_rocm
 from hipport.rules.version_macro import includes_torch, version_comparisons
 
 
@@ -62,10 +64,7 @@ _LINK_KEYWORDS = frozenset({"libraries", "extra_link_args", "extra_ldflags"})
 
 
 def _parse(data: bytes) -> ast.AST | None:
-    try:
-        return ast.parse(data)
-    except (SyntaxError, ValueError):
-        return None
+    return parse_python(data)
 
 
 def _offsets(data: bytes):
@@ -78,33 +77,20 @@ def _offsets(data: bytes):
     return span
 
 
-_HIP_NAMES = frozenset({"IS_HIP_EXTENSION", "ROCM_HOME"})
-
-
-def _mentions_hip(expr: ast.AST) -> bool:
-    """Whether an expression tests for ROCm: torch.version.hip, IS_HIP_EXTENSION, ROCM_HOME."""
-    for sub in ast.walk(expr):
-        if isinstance(sub, ast.Attribute) and (sub.attr in _HIP_NAMES or (
-                sub.attr == "hip" and (_dotted(sub.value) or "").endswith("version"))):
-            return True
-        if isinstance(sub, ast.Name) and sub.id in _HIP_NAMES:
-            return True
-    return False
-
-
 def _parents(tree: ast.AST) -> dict:
     return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
 
 
 def _platform_selected(node: ast.AST, parents: dict) -> bool:
-    """Whether `node` sits in a branch chosen by a ROCm test (`a if IS_HIP_EXTENSION else b`)."""
+    """Whether `node` sits in a branch chosen by a ROCm test (`a if IS_HIP_EXTENSION else b`,
+    or either branch of `if torch.version.hip: ... else: ...`)."""
     child, parent = node, parents.get(node)
-    while parent is not None and not isinstance(parent, ast.stmt):
-        if isinstance(parent, ast.IfExp) and child is not parent.test and _mentions_hip(
+    while parent is not None:
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and tests_rocm(
                 parent.test):
             return True
         child, parent = parent, parents.get(parent)
-    return isinstance(parent, ast.If) and child is not parent.test and _mentions_hip(parent.test)
+    return False
 
 
 def _strings(node: ast.AST) -> Iterator[ast.Constant]:
@@ -170,12 +156,14 @@ def handwritten_hip_beside_cu(ctx):
     """Reports a `.hip` source listed next to a `.cu` of the same name.
 
     What it does:
-    Flags a string literal naming `X.hip` in a build script that also names `X.cu`.
+    Flags a string literal naming a `.hip` file in a build script that also names the `.cu`
+    file PyTorch's hipify would translate to that path (`X.cu` -> `X.hip`, with `cuda` in the
+    directory or file name becoming `hip`: `cuda/attn_cuda.cu` -> `hip/attn_hip.hip`).
 
     Why it matters on AMD GPUs:
-    On ROCm, PyTorch's hipify (run by CUDAExtension) writes the HIP translation of `X.cu` to
-    `X.hip`, the path of the hand-written file, so one of the two versions silently replaces
-    the other.
+    On ROCm, CUDAExtension runs PyTorch's hipify, which writes the translation of the `.cu`
+    source to exactly that path whenever the content differs, overwriting the hand-written
+    HIP file.
 
     Example:
     sources=["kernels/attn.cu", "kernels/attn.hip"]
@@ -189,14 +177,26 @@ def handwritten_hip_beside_cu(ctx):
         return
     span = _offsets(ctx.data)
     consts = list(_strings(tree))
-    cu_stems = {c.value[:-3] for c in consts if c.value.endswith(".cu")}
+    targets = {hipify_target(c.value): c.value for c in consts if c.value.endswith(".cu")}
     for const in consts:
-        if const.value.endswith(".hip") and const.value[:-4] in cu_stems:
+        source = targets.get(const.value) if const.value.endswith(".hip") else None
+        if source is not None:
             s, e = span(const)
             yield Hit(s, e,
-                      f"`{const.value}` is listed beside `{const.value[:-4]}.cu`: PyTorch's "
-                      "hipify writes its translation of the .cu file to this same path",
+                      f"`{const.value}` is listed beside `{source}`: on ROCm, PyTorch's hipify "
+                      "writes its translation of that .cu file to this same path, overwriting "
+                      "the hand-written file",
                       "keep one source per kernel, or rename the hand-written HIP file")
+
+
+def hipify_target(path: str) -> str:
+    """Where PyTorch's hipify (torch.utils.hipify, extension mode) writes a `.cu` source:
+    `cuda`/`CUDA` in the directory and file name become `hip`/`HIP`, `.cu` becomes `.hip`."""
+    directory, name = posixpath.split(path)
+    root = posixpath.splitext(name)[0]
+    directory = directory.replace("cuda", "hip").replace("CUDA", "HIP")
+    root = root.replace("cuda", "hip").replace("CUDA", "HIP")
+    return posixpath.join(directory, root + ".hip")
 
 
 def _gate_names(tree: ast.AST) -> tuple[set[str], set[str], set[str], set[str]]:
@@ -256,7 +256,14 @@ def _gates(node: ast.AST, parents: dict) -> bool:
         elif not isinstance(parent, (ast.Call, ast.Attribute, ast.Subscript)):
             break
         child, parent = parent, parents.get(parent)
-    return gate is not None and not _mentions_hip(gate)
+    if gate is None or tests_rocm(gate):
+        return False
+    # a CUDA check inside `if <ROCm test>: ... else: ...` is already the CUDA-only branch
+    while parent is not None:
+        if isinstance(parent, (ast.If, ast.IfExp)) and tests_rocm(parent.test):
+            return False
+        parent = parents.get(parent)
+    return True
 
 
 @rule(code="HP1154", name="torch-version-cuda-gate", category="pytorch-extension",

@@ -40,7 +40,8 @@ def _identifiers_in(ctx, start: int, end: int) -> set[str]:
 
 
 @rule(code="HP651", name="static-shared-memory-over-64k", category="shared-memory-limit",
-      severity="warning", effort="medium")
+      severity="warning", effort="medium",
+      triggers=(b'__shared__',))
 def static_shared_memory_over_64k(ctx):
     """Flags kernels whose static `__shared__` arrays add up to more than 64 KiB.
 
@@ -103,7 +104,8 @@ def static_shared_memory_over_64k(ctx):
 
 
 @rule(code="HP652", name="dynamic-shared-memory-opt-in-over-64k", category="shared-memory-limit",
-      severity="warning", effort="medium")
+      severity="warning", effort="medium",
+      triggers=(b'SharedMemorySize', b'SharedMemory'))
 def dynamic_shared_memory_opt_in(ctx):
     """Flags opting a kernel into more than 64 KiB of dynamic shared memory.
 
@@ -144,7 +146,8 @@ def dynamic_shared_memory_opt_in(ctx):
 
 
 @rule(code="HP653", name="launch-dynamic-shared-memory-over-64k", category="shared-memory-limit",
-      severity="error", effort="medium")
+      severity="error", effort="medium",
+      triggers=(b'<<<',))
 def launch_dynamic_shared_memory(ctx):
     """Flags launches that request more than 64 KiB of dynamic shared memory.
 

@@ -26,7 +26,8 @@ _ROCWMMA_ALIAS = re.compile(rb"\bnamespace\s+wmma\s*=\s*(?:::\s*)?rocwmma\b")
 
 
 @rule(code="HP601", name="wmma-header-include", category="tensor-core", severity="error",
-      effort="high")
+      effort="high",
+      triggers=(b'mma',))
 def wmma_header_include(ctx):
     """Flags `#include <mma.h>`, NVIDIA's WMMA header.
 
@@ -48,7 +49,8 @@ def wmma_header_include(ctx):
             yield Hit(d.start, d.path_end, f"`#include <{path.decode()}>`: HIP has no WMMA header", _FIX)
 
 
-@rule(code="HP602", name="wmma-api-use", category="tensor-core", severity="error", effort="high")
+@rule(code="HP602", name="wmma-api-use", category="tensor-core", severity="error", effort="high",
+      triggers=(b'wmma',))
 def wmma_api_use(ctx):
     """Flags uses of the `nvcuda::wmma` tensor-core API.
 

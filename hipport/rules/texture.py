@@ -126,7 +126,8 @@ def _first_ident(node):
 
 
 @rule(code="HP201", name="texture-reference-declaration", category="texture-reference",
-      severity="error", effort="high")
+      severity="error", effort="high",
+      triggers=(b'texture', b'surface'))
 def texture_reference_declaration(ctx):
     """Flags legacy texture and surface reference declarations.
 
@@ -167,7 +168,8 @@ def texture_reference_declaration(ctx):
 
 
 @rule(code="HP202", name="texture-reference-binding-api", category="texture-reference",
-      severity="error", effort="high")
+      severity="error", effort="high",
+      triggers=(b'BindTexture', b'BindSurface', b'UnbindTexture'))
 def texture_reference_binding_api(ctx):
     """Flags calls that bind or query texture/surface references.
 
@@ -201,7 +203,8 @@ def texture_reference_binding_api(ctx):
 
 
 @rule(code="HP203", name="texture-reference-fetch", category="texture-reference",
-      severity="error", effort="high")
+      severity="error", effort="high",
+      triggers=(b'tex', b'surf'))
 def texture_reference_fetch(ctx):
     """Flags tex*/surf* fetches through a texture or surface reference.
 
@@ -265,7 +268,8 @@ _OBJECT_FIX = ("hipTextureObject_t/hipSurfaceObject_t work the same way; check t
 
 
 @rule(code="HP251", name="texture-object-creation", category="texture-object",
-      severity="info", effort="low")
+      severity="info", effort="low",
+      triggers=(b'Texture', b'Surface', b'tex', b'surf'))
 def texture_object_creation(ctx):
     """Notes where texture and surface objects are created.
 
@@ -299,7 +303,8 @@ def texture_object_creation(ctx):
 
 
 @rule(code="HP252", name="texture-object-fetch", category="texture-object",
-      severity="info", effort="low")
+      severity="info", effort="low",
+      triggers=(b'tex', b'surf'))
 def texture_object_fetch(ctx):
     """Notes texture fetches and surface accesses through objects in device code.
 
@@ -345,7 +350,8 @@ def texture_object_fetch(ctx):
 
 
 @rule(code="HP253", name="texture-object-handle", category="texture-object",
-      severity="info", effort="low")
+      severity="info", effort="low",
+      triggers=(b'Texture', b'Surface'))
 def texture_object_handle(ctx):
     """Notes declarations of texture/surface object handles.
 

@@ -43,9 +43,10 @@ def managed_memory_allocation(ctx):
 
     Why it matters on AMD GPUs:
     HIP provides hipMallocManaged and __managed__, but on-demand page migration needs GPU
-    page-fault retry (XNACK), available on e.g. MI200/MI300 and enabled with HSA_XNACK=1. Without
-    it, managed memory behaves like pinned or first-touch memory: programs that rely on
-    oversubscription or on the CPU and GPU touching the same pages run much slower or fail.
+    page-fault retry (XNACK), available on e.g. MI200/MI300 and enabled with HSA_XNACK=1.
+    Without it pages are not migrated on GPU access (and without HMM support hipMallocManaged
+    returns pinned host memory), so programs that rely on oversubscription or on the CPU and
+    GPU touching the same pages run much slower or fail.
 
     Example:
     cudaMallocManaged(&data, n * sizeof(float));

@@ -11,9 +11,8 @@ import re
 from functools import lru_cache
 
 from hipport.rules import Hit, rule
-from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import (
-    Directives, hip_aware_directive, macro_use_kind, relevant_at, risk_names)
+    directives_of, hip_aware_directive, macro_use_kind, relevant_at, risk_names)
 
 HIP_VERSION_FORMULA = ("HIP_VERSION = HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 "
                        "+ HIP_VERSION_PATCH (hip/hip_version.h), so HIP 6.2 is "
@@ -34,7 +33,8 @@ VERSION_MACROS = {
                        "hipblasVersionMajor/Minor from <hipblas/hipblas-version.h>"),
     "CUSPARSE_VERSION": ("the cuSPARSE version",
                          "hipsparseVersionMajor/Minor from <hipsparse/hipsparse-version.h>"),
-    "CUFFT_VERSION": ("the cuFFT version", "hipfftVersionMajor/Minor from <hipfft/hipfft-version.h>"),
+    "CUFFT_VERSION": ("the cuFFT version",
+                      "hipfftVersionMajor/Minor from <hipfft/hipfft-version.h>"),
     "CURAND_VERSION": ("the cuRAND version", "HIPRAND_VERSION from <hiprand/hiprand_version.h>"),
     "CUSOLVER_VERSION": ("the cuSOLVER version", "hipsolverVersionMajor/Minor from "
                          "<hipsolver/internal/hipsolver-version.h>"),
@@ -78,7 +78,7 @@ def version_comparisons(ctx):
     arithmetic in #if lines, #define bodies and code. Existence tests (#ifdef CUDA_VERSION,
     defined(...), a bare #if CUDART_VERSION) are platform checks and not included."""
     data = ctx.data
-    directives = Directives(ctx.lexed)
+    directives = directives_of(ctx)
     for m in ctx.code_matches(_pattern(version_macro_names(ctx.mappings))):
         if macro_use_kind(data, directives, m.start(), m.end()) != "value":
             continue

@@ -186,7 +186,8 @@ _MACRO_LANE_MATH = re.compile(
 # --------------------------------------------------------------------------- warp-size rules
 
 @rule(code="HP401", name="warp-size-constant-32", category="warp-size", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'32',))
 def warp_size_constant_32(ctx):
     """Flags constants that hard-code a 32-lane warp.
 
@@ -300,7 +301,8 @@ def _warp_indexed(ctx, name: str, start: int, end: int) -> str | None:
 
 
 @rule(code="HP403", name="warp-sized-shared-array", category="warp-size", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'__shared__',))
 def warp_sized_shared_array(ctx):
     """Flags shared-memory arrays sized for 32-lane warps.
 
@@ -353,7 +355,8 @@ def _shfl_calls(node):
 
 
 @rule(code="HP404", name="shuffle-reduction-from-16", category="warp-size", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'16',))
 def shuffle_reduction_from_16(ctx):
     """Flags warp-shuffle reductions and scans that assume 32 lanes.
 
@@ -457,7 +460,8 @@ def _is_sync_call(name: str) -> bool:
 
 
 @rule(code="HP451", name="full-warp-mask-32-bit", category="warp-mask", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'_sync', b'ffff', b'FFFF'))
 def full_warp_mask_32_bit(ctx):
     """Flags 32-bit full masks passed to warp `*_sync` functions.
 
@@ -542,7 +546,8 @@ def _ballot_vars(ctx) -> set[str]:
 
 
 @rule(code="HP452", name="ballot-stored-in-32-bit", category="warp-mask", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'ballot', b'activemask'))
 def ballot_stored_in_32_bit(ctx):
     """Flags ballot/active-mask results kept in 32-bit integers.
 
@@ -609,7 +614,8 @@ def ballot_stored_in_32_bit(ctx):
                       "lane mask", _MASK_FIX)
 
 
-@rule(code="HP453", name="activemask-call", category="warp-mask", severity="info", effort="low")
+@rule(code="HP453", name="activemask-call", category="warp-mask", severity="info", effort="low",
+      triggers=(b'activemask',))
 def activemask_call(ctx):
     """Notes `__activemask()` calls.
 
@@ -636,7 +642,8 @@ def activemask_call(ctx):
 
 
 @rule(code="HP454", name="32-bit-popc-on-ballot", category="warp-mask", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'popc',))
 def popc_on_ballot(ctx):
     """Flags 32-bit bit counts and scans applied to ballot masks.
 
@@ -677,7 +684,8 @@ def popc_on_ballot(ctx):
 
 
 @rule(code="HP455", name="syncwarp-32-bit-mask", category="warp-mask", severity="warning",
-      effort="low")
+      effort="low",
+      triggers=(b'syncwarp',))
 def syncwarp_32_bit_mask(ctx):
     """Flags `__syncwarp` called with a 32-bit literal mask.
 
@@ -715,7 +723,8 @@ _ONE_32 = frozenset({"1", "1u", "1U"})
 
 
 @rule(code="HP456", name="32-bit-lane-bit-shift", category="warp-mask", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'<<', b'>>'))
 def lane_bit_shift_32(ctx):
     """Flags 32-bit lane-mask shifts such as `1u << lane`.
 

@@ -1,0 +1,206 @@
+"""Kernels of a C/C++/CUDA buffer: `__global__` functions and the places that launch them.
+
+One pass over the lexer's tokens (comments and literals are already known), no parse tree:
+a kernel is the name before the first top-level `(` after a `__global__` token; a launch is a
+`<<<` in code (the name before it), `hipLaunchKernelGGL(name, ...)`, or
+`cudaLaunchKernel`/`hipLaunchKernel` (and their cooperative forms) given a kernel's address.
+
+`scan()` returns plain tuples, so a per-file result can carry them across processes; `link()`
+joins every file's kernels and launches into the report's project-level list.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Iterable, NamedTuple
+
+from hipport.parse.lexer import Lexed
+
+_PRECHECK = (b"__global__", b"<<<", b"LaunchKernel")
+# Tokens after `__global__`: comments, words, `::`, brackets, anything else one byte at a time.
+_TOKEN = re.compile(rb"\s+|//[^\n]*|/\*.*?(?:\*/|\Z)|[A-Za-z_]\w*|::|[^\s]", re.S)
+_ATTRIBUTES = frozenset({b"__launch_bounds__", b"__attribute__", b"__declspec", b"alignas",
+                         b"__align__", b"__maxnreg__", b"__cluster_dims__", b"decltype"})
+_NOT_A_NAME = frozenset({b"operator", b"const", b"volatile", b"static", b"inline", b"extern",
+                         b"void", b"__forceinline__", b"__noinline__", b"__device__"})
+# The kernel expression before `<<<`: `k`, `ns::k`, `k<T, 4>` (one level of nested `<>`).
+_LAUNCH_CALLEE = re.compile(
+    rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)\s*(?:<(?:[^<>;{}]|<[^<>;{}]*>)*>\s*)?\Z")
+_GGL = re.compile(rb"\bhipLaunchKernelGGL\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?"
+                  rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)")
+_LAUNCH_API = re.compile(
+    rb"\b(?:cuda|hip)Launch(?:Cooperative)?Kernel\s*(?:<[^<>;]*>\s*)?\(\s*"
+    rb"(?:\(\s*(?:const\s+)?void\s*\*\s*\)\s*|reinterpret_cast\s*<[^<>;]*>\s*\(\s*)?&?\s*"
+    rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)")
+_LOOKBACK = 256
+_LOOKAHEAD = 4096
+
+
+class Kernel(NamedTuple):
+    name: str
+    line: int
+    defined: bool  # a definition (with a body), not a declaration
+
+
+class Launch(NamedTuple):
+    name: str
+    line: int
+    syntax: str  # "<<<>>>" | "hipLaunchKernelGGL" | "launch-api"
+
+
+class Scan(NamedTuple):
+    kernels: tuple[Kernel, ...] = ()
+    launches: tuple[Launch, ...] = ()
+
+
+def might_have_kernels(data: bytes) -> bool:
+    """The cheap pre-check: only files with one of these bytes are lexed for kernels."""
+    return any(marker in data for marker in _PRECHECK)
+
+
+def _last_name(text: bytes) -> str:
+    return text.split(b"::")[-1].strip().decode("ascii", "replace")
+
+
+def _in_directive(data: bytes, offset: int) -> bool:
+    """Whether `offset` sits in a preprocessor line (a `#define` body, with continuations)."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    while start > 1:
+        prev_end = start - 1  # the newline ending the previous line
+        body_end = prev_end - 1 if data[prev_end - 1 : prev_end] == b"\r" else prev_end
+        if data[body_end - 1 : body_end] != b"\\":
+            break
+        start = data.rfind(b"\n", 0, body_end) + 1
+    return data[start:offset].lstrip(b" \t").startswith(b"#")
+
+
+def _kernel_after(data: bytes, start: int) -> tuple[bytes, bool] | None:
+    """Name of the function whose `__global__` ends at `start`, and whether it has a body."""
+    window = data[start : start + _LOOKAHEAD]
+    pos, depth, last = 0, 0, None
+    name_end = -1
+    for m in _TOKEN.finditer(window):
+        tok = m.group()
+        if tok[:1].isspace() or tok[:2] in (b"//", b"/*"):
+            continue
+        if m.start() < pos:
+            continue
+        if tok in _ATTRIBUTES:
+            close = _skip_parens(window, m.end())
+            if close is None:
+                return None
+            pos = close
+            continue
+        if tok in (b";", b"{", b"}", b"=", b"#"):
+            return None
+        if tok == b"<":
+            depth += 1
+        elif tok == b">":
+            depth = max(0, depth - 1)
+        elif tok == b"(" and depth == 0:
+            if last is None:
+                return None
+            name_end = m.start()
+            break
+        elif depth == 0 and (tok[:1].isalpha() or tok[:1] == b"_") and tok not in _NOT_A_NAME:
+            last = tok
+    if name_end < 0 or last is None:
+        return None
+    close = _skip_parens(window, name_end)
+    if close is None:
+        return last, False
+    for m in _TOKEN.finditer(window, close):
+        tok = m.group()
+        if tok == b"{":
+            return last, True
+        if tok in (b";", b"}", b"="):
+            return last, False
+    return last, False
+
+
+def _skip_parens(window: bytes, i: int) -> int | None:
+    """Offset just past the `)` closing the `(` at `i` (after spaces); `i` itself when no `(`
+    follows (an attribute without arguments); None when it does not close in the window."""
+    while i < len(window) and window[i : i + 1] in b" \t\r\n":
+        i += 1
+    if window[i : i + 1] != b"(":
+        return i
+    depth = 0
+    while i < len(window):
+        c = window[i : i + 1]
+        if c == b"(":
+            depth += 1
+        elif c == b")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def scan(lexed: Lexed) -> Scan:
+    """Kernels defined or declared in one lexed buffer, and the launches in it."""
+    data = lexed.data
+    if not might_have_kernels(data):
+        return Scan()
+    starts = [0]
+    find = data.find
+    i = find(b"\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = find(b"\n", i + 1)
+
+    def line(offset: int) -> int:
+        return bisect.bisect_right(starts, offset)
+
+    kernels: list[Kernel] = []
+    for tok in lexed.identifiers:
+        if tok.text != b"__global__" or _in_directive(data, tok.start):
+            continue
+        found = _kernel_after(data, tok.end)
+        if found is not None:
+            kernels.append(Kernel(found[0].decode("ascii", "replace"), line(tok.start), found[1]))
+    launches: list[Launch] = []
+    for p in lexed.find_launches():
+        m = _LAUNCH_CALLEE.search(data[max(0, p - _LOOKBACK) : p])
+        if m is not None and not _in_directive(data, p):
+            launches.append(Launch(_last_name(m.group(1)), line(p), "<<<>>>"))
+    for pattern, syntax in ((_GGL, "hipLaunchKernelGGL"), (_LAUNCH_API, "launch-api")):
+        if pattern is _GGL and b"hipLaunchKernelGGL" not in data:
+            continue
+        if pattern is _LAUNCH_API and b"LaunchKernel" not in data:
+            continue
+        for m in pattern.finditer(data):
+            if lexed.in_comment_or_string(m.start()) or _in_directive(data, m.start()):
+                continue
+            launches.append(Launch(_last_name(m.group(1)), line(m.start()), syntax))
+    launches.sort(key=lambda x: (x.line, x.name))
+    return Scan(tuple(kernels), tuple(launches))
+
+
+def link(scans: Iterable[tuple[str, Scan]]) -> list[dict]:
+    """The project's kernels, each with its launch sites. A kernel is listed once per file that
+    defines it (a declaration counts where no file defines it). A launch goes to the kernel of
+    that name in the same file, else to the first file that defines it."""
+    scans = sorted(scans, key=lambda s: s[0])
+    defined_somewhere = {k.name for _, s in scans for k in s.kernels if k.defined}
+    kernels: dict[tuple[str, str], dict] = {}
+    for path, s in scans:
+        for k in s.kernels:
+            if not k.defined and k.name in defined_somewhere:
+                continue
+            key = (path, k.name)
+            if key not in kernels:
+                kernels[key] = {"name": k.name, "path": path, "line": k.line, "launches": []}
+    by_name: dict[str, list[dict]] = {}
+    for entry in kernels.values():
+        by_name.setdefault(entry["name"], []).append(entry)
+    for path, s in scans:
+        for launch in s.launches:
+            candidates = by_name.get(launch.name)
+            if not candidates:
+                continue
+            target = next((c for c in candidates if c["path"] == path), candidates[0])
+            target["launches"].append({"path": path, "line": launch.line, "syntax": launch.syntax})
+    return sorted(kernels.values(), key=lambda k: (k["path"], k["line"], k["name"]))

@@ -1,0 +1,93 @@
+"""Dockerfiles: NVIDIA base images -> ROCm images (mappings/build/docker_images.tsv), and the
+shell rewrites (tools, nvcc options, paths, PyTorch wheel indexes, TORCH_CUDA_ARCH_LIST ->
+PYTORCH_ROCM_ARCH) in RUN, ENV and ARG instructions. Comment lines stay as they are."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from hipport.edits import Edit
+from hipport.rewrite.shell import Rewritten, Spans, command_edits, rocm_release, table, word_edits
+
+# One instruction: its keyword and where its arguments start; continued lines end in `\`.
+_INSTRUCTION = re.compile(rb"[ \t]*([A-Za-z]+)[ \t]+")
+_FROM = re.compile(rb"((?:--[\w-]+=\S+[ \t]+)*)([\w./:-]+?)(?::([\w.-]+))?(?:@\S+)?(?=[ \t]|\r?$)", re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def _images() -> tuple[dict[str, str], ...]:
+    return table("docker_images")
+
+
+def base_image(image: str, tag: str, target: tuple[int, int]) -> tuple[str, str] | None:
+    """(ROCm image, note) for an NVIDIA base image, or None."""
+    bare = image[len("docker.io/"):] if image.startswith("docker.io/") else image
+    for row in _images():
+        if row["image"] == bare and row["tag"] in tag:
+            return row["rocm"].replace("{rocm}", rocm_release(target)), row["note"]
+    return None
+
+
+def _comment_lines(data: bytes) -> list[tuple[int, int]]:
+    from hipport.rules.build_flags import comment_spans  # noqa: PLC0415 - the rules' own scanner
+
+    return comment_spans("docker", data)
+
+
+def _instruction_end(data: bytes, start: int) -> int:
+    """End of the instruction starting at `start` (continuation lines included)."""
+    i = start
+    while True:
+        nl = data.find(b"\n", i)
+        if nl < 0:
+            return len(data)
+        line = data[i:nl].rstrip(b"\r")
+        if not line.endswith(b"\\"):
+            return nl
+        i = nl + 1
+
+
+def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
+    comments = Spans(_comment_lines(data))
+    out = Rewritten()
+    pos = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    while pos < len(data):
+        m = _INSTRUCTION.match(data, pos)
+        if m is None or comments.covers(m.start(1)):
+            nl = data.find(b"\n", pos)
+            pos = len(data) if nl < 0 else nl + 1
+            continue
+        keyword = m.group(1).upper()
+        end = _instruction_end(data, m.end())
+        pos = end + 1
+        if keyword == b"FROM":
+            out.extend(_from(data, m.end(), end, target))
+        elif keyword == b"RUN":
+            out.extend(command_edits(data, comments, start=m.end(), end=end, target=target,
+                                     rename=settings.rename))
+        elif keyword in (b"ENV", b"ARG"):
+            out.extend(word_edits(data, comments, start=m.end(), end=end, target=target))
+    return out
+
+
+def _from(data: bytes, start: int, end: int, target: tuple[int, int]) -> Rewritten:
+    out = Rewritten()
+    m = _FROM.match(data, start, end)
+    if m is None:
+        return out
+    image = m.group(2).decode()
+    tag = (m.group(3) or b"latest").decode()
+    found = base_image(image, tag, target)
+    if found is None:
+        if "nvidia" in image or "cuda" in tag:
+            out.note(m.start(2), f"base image `{image}:{tag}` looks NVIDIA-specific: choose a ROCm image "
+                                 "(rocm/dev-ubuntu-22.04, rocm/pytorch)")
+        return out
+    new, note = found
+    old_end = m.end()
+    old = data[m.start(2) : old_end].decode()
+    out.edits.append(Edit(m.start(2), old_end, new.encode(), "docker-image", old))
+    out.note(m.start(2), f"base image `{old}` -> `{new}`: {note}; run the container with "
+                         "--device=/dev/kfd --device=/dev/dri")
+    return out

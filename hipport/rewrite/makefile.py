@@ -1,0 +1,15 @@
+"""Makefiles: nvcc -> hipcc, nvcc options (architectures become --offload-arch for the default
+AMD targets), -lcudart/-lcublas/... -> the ROCm libraries, CUDA install paths, and with
+--rename the `.cu` names and patterns. Comments are never touched."""
+
+from __future__ import annotations
+
+from hipport.rewrite.shell import Rewritten, Spans, command_edits
+
+
+def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
+    from hipport.rules.build_flags import comment_spans  # noqa: PLC0415 - the rules' own scanner
+
+    comments = Spans(comment_spans("make", data))
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    return command_edits(data, comments, start=bom, target=target, rename=settings.rename, policy="offload")

@@ -1,0 +1,529 @@
+"""Command lines: the build tables (mappings/build/*.tsv), the nvcc-flag translator and the
+word rewrites shared by shell scripts, Makefiles, Dockerfile RUN lines and CMake.
+
+Everything here returns byte-range Edits against the original buffer, never touching comments.
+`rewrite` is the rewriter for `*.sh` files.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, NamedTuple
+
+from hipport.edits import Edit
+from hipport.errors import MappingError
+
+# ---------------------------------------------------------------------------------------------
+# the tables
+
+
+def _build_dir() -> Path:
+    from hipport.mappings import table_dir  # noqa: PLC0415 - keeps this module cheap to import
+
+    d = table_dir().joinpath("build")
+    if d.is_dir():
+        return d
+    return Path(__file__).resolve().parents[2] / "mappings" / "build"
+
+
+@functools.lru_cache(maxsize=None)
+def table(name: str) -> tuple[dict[str, str], ...]:
+    """Rows of mappings/build/NAME.tsv as dicts keyed by the header (`#` lines are comments)."""
+    path = _build_dir().joinpath(name + ".tsv")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MappingError(f"build/{name}.tsv: cannot read: {exc}") from exc
+    header: list[str] | None = None
+    rows = []
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if header is None:
+            header = cells
+            continue
+        if len(cells) != len(header):
+            raise MappingError(f"build/{name}.tsv:{lineno}: {len(cells)} cells, header has {len(header)}")
+        rows.append(dict(zip(header, cells)))
+    if header is None:
+        raise MappingError(f"build/{name}.tsv: no header row")
+    return tuple(rows)
+
+
+@functools.lru_cache(maxsize=None)
+def default_archs() -> tuple[str, ...]:
+    """The AMD targets written where a build file named NVIDIA architectures."""
+    return tuple(r["arch"] for r in table("archs") if r["default"] == "1")
+
+
+def rocm_release(target: tuple[int, int]) -> str:
+    return f"{target[0]}.{target[1]}"
+
+
+def _version(text: str) -> tuple[int, int] | None:
+    parts = text.split(".")
+    return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0) if text else None
+
+
+@dataclass(frozen=True)
+class Library:
+    cuda: str
+    hip: str  # link name
+    package: str  # CMake package ("" when it has none)
+    target: str  # CMake target
+    note: str
+
+
+@functools.lru_cache(maxsize=16)
+def libraries(target: tuple[int, int]) -> dict[str, Library]:
+    """CUDA link names and CUDA:: targets -> the ROCm library usable at `target`."""
+    out: dict[str, Library] = {}
+    for r in table("libraries"):
+        hip = r["hip"]
+        added = _version(r["hip_added"])
+        note = r["note"]
+        if added is not None and added > target:
+            if not r["before"]:
+                continue
+            hip, note = r["before"], f"{note} (target {rocm_release(target)}: {r['before']})"
+            lib = Library(r["cuda"], hip, "hip", "hip::host", note)
+        else:
+            lib = Library(r["cuda"], hip, r["package"], r["target"], note)
+        out[r["cuda"]] = lib
+        for t in r["cuda_targets"].split():
+            out[t] = lib
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+
+
+@dataclass
+class Rewritten:
+    """What a build-file rewriter returns: edits against the original bytes and notes for the
+    report, each at a byte offset."""
+    edits: list[Edit] = field(default_factory=list)
+    notes: list[tuple[int, str]] = field(default_factory=list)
+
+    def note(self, offset: int, text: str) -> None:
+        self.notes.append((offset, text))
+
+    def extend(self, other: "Rewritten") -> None:
+        self.edits.extend(other.edits)
+        self.notes.extend(other.notes)
+
+
+def drop_overlaps(edits: Iterable[Edit]) -> list[Edit]:
+    """Sorted edits with any edit that overlaps an earlier one left out (first producer wins)."""
+    out: list[Edit] = []
+    end = -1
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        if e.start < end:
+            continue
+        out.append(e)
+        end = max(end, e.end)
+    return out
+
+
+class Spans:
+    """Sorted, disjoint (start, end) byte ranges (comments): where rewriters must not touch."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]):
+        self.spans = sorted(spans)
+        self.starts = [s for s, _ in self.spans]
+
+    def covers(self, offset: int) -> bool:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i >= 0 and offset < self.spans[i][1]
+
+
+# ---------------------------------------------------------------------------------------------
+# nvcc flags
+
+
+class FlagRule(NamedTuple):
+    flag: str
+    value: str  # "" | "any" | "nvarch"
+    action: str  # replace | drop | arch | unwrap
+    hip: str
+    note: str
+
+
+# Values of NVIDIA architecture options: sm_80, compute_80,sm_80, native, all, the -gencode
+# pair arch=compute_80,code=sm_80 (code may be quoted or bracketed), or a variable.
+NVARCH = re.compile(
+    r"(?:(?:sm|compute|lto)_\w+(?:,(?:sm|compute|lto)_\w+)*|native|all|all-major"
+    r"|arch=(?:compute|sm)_\w+(?:,code=(?:\\?\"[\w,]+\\?\"|'[\w,]+'|\[[\w,]+\]|[\w,]+))?"
+    r"|\$[({][\w.]+[)}]|\$\w+)\Z"
+)
+
+
+@functools.lru_cache(maxsize=None)
+def flag_rules() -> dict[str, FlagRule]:
+    return {r["flag"]: FlagRule(r["flag"], r["value"], r["action"], r["hip"], r["note"])
+            for r in table("nvcc_flags")}
+
+
+def value_ok(rule: FlagRule, value: str) -> bool:
+    if rule.value == "nvarch":
+        return bool(NVARCH.match(value))
+    return bool(value)
+
+
+def classify(word: str) -> tuple[FlagRule, str | None] | None:
+    """The rule for one word: (rule, joined value or None). None when the word is no nvcc flag
+    (or its joined value is not what the flag takes)."""
+    rules = flag_rules()
+    rule = rules.get(word)
+    if rule is not None:
+        return rule, None
+    flag, eq, value = word.partition("=")
+    if eq:
+        rule = rules.get(flag)
+        if rule is not None and rule.value and value_ok(rule, value):
+            return rule, value
+    return None
+
+
+def arch_text(sep: str = " ") -> str:
+    return sep.join(f"--offload-arch={a}" for a in default_archs())
+
+
+def apply_rule(rule: FlagRule, value: str | None) -> list[str] | None:
+    """The words a flag becomes (empty: dropped); None for `arch` (the caller decides)."""
+    if rule.action == "drop":
+        return []
+    if rule.action == "replace":
+        return rule.hip.replace("{value}", value or "").split()
+    if rule.action == "unwrap":
+        return [v for v in (value or "").split(",") if v]
+    return None
+
+
+# Characters that end a word in build text (shell, make, CMake arguments, quoted strings).
+_END = r"""\s"';()<>,\[\]`|&"""
+_FLAG_WORD = re.compile(r"(?<![^\s\"'(;:>=,\[`])(-{1,2}[A-Za-z][\w.+-]*)(?:=([^" + _END + r"]*))?".encode())
+_NEXT_WORD = re.compile(rb"(?:[ \t]+|[ \t]*\\\r?\n[ \t]*|;)([^" + _END.encode() + rb"]+)")
+_HSPACE = b" \t"
+
+
+def logical_lines(data: bytes) -> list[int]:
+    """Start offsets of logical lines (a line ending in a backslash continues on the next)."""
+    starts = [0]
+    for m in re.finditer(rb"\n", data):
+        before = data[max(0, m.start() - 2) : m.start()]
+        if not (before.endswith(b"\\") or before == b"\\\r"):
+            starts.append(m.end())
+    return starts
+
+
+def flag_edits(data: bytes, comments: Spans, policy: str, start: int = 0, end: int | None = None,
+               label: str = "nvcc-flag") -> Rewritten:
+    """Edits for nvcc options in data[start:end] outside comments. `policy` says what an
+    architecture option becomes: "offload" (the first one in a logical line becomes
+    --offload-arch for the default targets, the others go) or "drop" (the build system sets
+    the targets: PYTORCH_ROCM_ARCH, CMAKE_HIP_ARCHITECTURES)."""
+    end = len(data) if end is None else end
+    out = Rewritten()
+    found: list[tuple[int, int, list[str] | None, FlagRule, str]] = []  # start, end, words, rule, text
+    for m in _FLAG_WORD.finditer(data, start, end):
+        if comments.covers(m.start()):
+            continue
+        word = m.group(1).decode("utf-8", "replace")
+        joined = m.group(2)
+        rules = flag_rules()
+        if joined is not None:
+            hit = classify(m.group().decode("utf-8", "replace"))
+            if hit is None:
+                continue
+            rule, value = hit
+            span_end = m.end()
+        else:
+            rule = rules.get(word)
+            if rule is None:
+                continue
+            value, span_end = None, m.end()
+            if rule.value:
+                nxt = _NEXT_WORD.match(data, m.end(), end)
+                if nxt is None:
+                    continue
+                value = nxt.group(1).decode("utf-8", "replace")
+                if not value_ok(rule, value):
+                    continue
+                span_end = nxt.end()
+        if rule.action == "unwrap" and value and value[0] in "\"'":
+            out.note(m.start(), f"`{word}` with a quoted value left as written: pass the host options to hipcc directly")
+            continue
+        if found and m.start() < found[-1][1]:
+            continue
+        found.append((m.start(), span_end, apply_rule(rule, value), rule,
+                      data[m.start() : span_end].decode("utf-8", "replace")))
+    lines = logical_lines(data) if any(f[2] is None for f in found) else []
+    seen_arch_lines: set[int] = set()
+    last = -1
+    for s, e, words, rule, text in found:
+        if words is None:  # an architecture option
+            line = bisect.bisect_right(lines, s) - 1
+            if policy == "offload" and line not in seen_arch_lines:
+                seen_arch_lines.add(line)
+                out.edits.append(Edit(s, e, arch_text().encode(), label, text))
+                out.note(s, f"`{text}` -> {arch_text()} (AMD targets; edit the list for your GPUs)")
+                last = e
+                continue
+            words = []
+            why = ("the targets come from PYTORCH_ROCM_ARCH / CMAKE_HIP_ARCHITECTURES"
+                   if policy == "drop" else "--offload-arch covers the targets")
+            out.note(s, f"`{text}` removed: {why}")
+        if words:
+            new = " ".join(words).encode()
+            out.edits.append(Edit(s, e, new, label, text))
+            if rule.note:
+                out.note(s, f"`{text}` -> `{new.decode()}`: {rule.note}")
+            last = e
+            continue
+        ds, de = _deletion(data, s, e, last)
+        out.edits.append(Edit(ds, de, b"", label, text))
+        if rule.action != "arch":
+            out.note(s, f"`{text}` removed: {rule.note}")
+        last = de
+    return out
+
+
+def _deletion(data: bytes, s: int, e: int, last: int) -> tuple[int, int]:
+    """The bytes to delete for a dropped word at data[s:e]: the word with the spaces after it,
+    or the spaces before it when it ends its line or string; a word that was a whole quoted
+    argument goes with its quotes. Never reaches back before `last` (the previous edit)."""
+    quote = data[s - 1 : s]
+    if s > 0 and quote in (b'"', b"'") and data[e : e + 1] == quote:
+        s, e = s - 1, e + 1
+    j = e
+    while j < len(data) and data[j] in _HSPACE:
+        j += 1
+    if j > e and j < len(data) and data[j : j + 1] not in (b"\n", b"\r", b'"', b"'", b")", b"\\", b">"):
+        return s, j
+    i = s
+    while i > max(last, 0) and data[i - 1] in _HSPACE:
+        i -= 1
+    if i < s and i > 0 and data[i - 1 : i] != b"\n":
+        return i, e
+    return s, e
+
+
+# ---------------------------------------------------------------------------------------------
+# words of command lines
+
+
+_LIB_FLAG = re.compile(rb"(?<![\w-])-l(\w+)(?![\w.+-])")
+_PATH = re.compile(rb"/usr/local/cuda(?:-\d+(?:\.\d+)*)?(/lib64)?(?![\w.-])")
+
+
+@functools.lru_cache(maxsize=None)
+def tools() -> dict[str, dict[str, str]]:
+    return {r["cuda"]: r for r in table("tools")}
+
+
+def _word_re(names: Iterable[str]) -> re.Pattern[bytes]:
+    alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    # A word of its own, or a define on a command line (-DCMAKE_CUDA_ARCHITECTURES=80).
+    return re.compile(rf"(?:(?<=-D)|(?<![\w./-]))(?:{alts})(?![\w-])".encode())
+
+
+@functools.lru_cache(maxsize=None)
+def _tool_re() -> re.Pattern[bytes]:
+    names = [n for n, r in tools().items() if r["kind"] in ("tool", "smi", "note")]
+    alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    # A tool is a word of its own or the last part of a path (/usr/local/cuda/bin/nvcc).
+    return re.compile(rf"(?<![\w.-])(?:[\w.$(){{}}/-]*/)?({alts})(?![\w.-])".encode())
+
+
+@functools.lru_cache(maxsize=None)
+def _env_re() -> re.Pattern[bytes]:
+    return _word_re(n for n, r in tools().items() if r["kind"] in ("env", "arch-env"))
+
+
+# An architecture list as a value: 7.0;8.0+PTX, "8.0 8.6", sm_80, 70-real, "70;80".
+_ARCH_VALUE = re.compile(
+    rb"(?P<q>[\"']?)(?P<v>(?:(?:\d+(?:\.\d+)?(?:\+PTX)?|\d+-(?:real|virtual)|sm_\d+\w*|compute_\d+\w*|native|all|all-major)"
+    rb"(?:[;, ]+|(?=(?P=q))))+)(?P=q)(?=[\s;)\]}]|$)", re.I)
+
+
+def arch_list(sep: str) -> str:
+    return sep.join(default_archs())
+
+
+def _smi_parsed(data: bytes, s: int, e: int) -> str:
+    """Why an nvidia-smi call's output is read by the script ('' when it is not)."""
+    line_start = data.rfind(b"\n", 0, s) + 1
+    line_end = data.find(b"\n", e)
+    line_end = len(data) if line_end < 0 else line_end
+    before, after = data[line_start:s], data[e:line_end]
+    if re.search(rb"\$\((?:[^)]*)$|`[^`]*$", before) or re.match(rb"[^|#]*\|(?!\|)", after):
+        return "its output is parsed"
+    if re.match(rb"[ \t]+-", after):
+        return "it has options"
+    return ""
+
+
+def word_edits(data: bytes, comments: Spans, *, start: int = 0, end: int | None = None,
+               target: tuple[int, int], rename: bool = False) -> Rewritten:
+    """Tools (nvcc -> hipcc, ...), -l link names, CUDA install paths, environment variables
+    (TORCH_CUDA_ARCH_LIST -> PYTORCH_ROCM_ARCH with its value, CUDA_HOME -> ROCM_HOME) and,
+    with --rename, `.cu` file names in data[start:end] outside comments."""
+    out = tool_edits(data, comments, start, end)
+    out.extend(link_edits(data, comments, target, start, end))
+    out.extend(path_edits(data, comments, start, end))
+    out.extend(env_edits(data, comments, start, end))
+    if rename:
+        out.extend(cu_name_edits(data, comments, start, end))
+    return out
+
+
+def tool_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:
+    end = len(data) if end is None else end
+    out = Rewritten()
+    for m in _tool_re().finditer(data, start, end):
+        if comments.covers(m.start()):
+            continue
+        name = m.group(1).decode()
+        row = tools()[name]
+        s, e = m.start(1), m.end(1)
+        if row["kind"] == "note":
+            out.note(s, f"`{name}`: {'use ' + row['hip'] + '; ' if row['hip'] else ''}{row['note']}")
+            continue
+        if row["kind"] == "smi":
+            why = _smi_parsed(data, s, e)
+            if why:
+                out.note(s, f"`{name}` left as written ({why}): {row['hip']} has {row['note']}")
+                continue
+        out.edits.append(Edit(s, e, row["hip"].encode(), "tool", name))
+        if row["kind"] == "smi":
+            out.note(s, f"`{name}` -> `{row['hip']}`: {row['note']}")
+    return out
+
+
+def link_edits(data: bytes, comments: Spans, target: tuple[int, int], start: int = 0,
+               end: int | None = None) -> Rewritten:
+    """-lcublas -> -lhipblas, ..."""
+    end = len(data) if end is None else end
+    out = Rewritten()
+    libs = libraries(target)
+    for m in _LIB_FLAG.finditer(data, start, end):
+        name = m.group(1).decode()
+        lib = libs.get(name)
+        if lib is None or comments.covers(m.start()):
+            continue
+        out.edits.append(Edit(m.start(1), m.end(1), lib.hip.encode(), "link-library", name))
+    return out
+
+
+def path_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:
+    """/usr/local/cuda[-X.Y][/lib64] -> /opt/rocm[/lib]."""
+    end = len(data) if end is None else end
+    out = Rewritten()
+    for m in _PATH.finditer(data, start, end):
+        if comments.covers(m.start()):
+            continue
+        new = b"/opt/rocm/lib" if m.group(1) else b"/opt/rocm"
+        out.edits.append(Edit(m.start(), m.end(), new, "path", m.group().decode()))
+    return out
+
+
+def env_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:
+    end = len(data) if end is None else end
+    out = Rewritten()
+    for m in _env_re().finditer(data, start, end):
+        if comments.covers(m.start()):
+            continue
+        name = m.group().decode()
+        row = tools()[name]
+        if not row["hip"]:
+            out.note(m.start(), f"`{name}`: {row['note']}")
+            continue
+        out.edits.append(Edit(m.start(), m.end(), row["hip"].encode(), "env", name))
+        if row["kind"] == "arch-env":
+            v = _ARCH_VALUE.match(data, m.end() + 1) if data[m.end() : m.end() + 1] in (b"=", b" ") else None
+            if v is not None and v.end() <= end:
+                sep = ";"
+                out.edits.append(Edit(v.start("v"), v.end("v"), arch_list(sep).encode(), "arch", v.group("v").decode()))
+                out.note(m.start(), f"`{name}` -> `{row['hip']}={arch_list(sep)}`: {row['note']}")
+            else:
+                out.note(m.start(), f"`{name}` -> `{row['hip']}`: set it to AMD targets such as {arch_list(';')}")
+    return out
+
+
+_CU_NAME = re.compile(rb"(?<![\w.-])([\w./%*${}()+-]*)\.cu(?![\w.+-])")
+
+
+def cu_name_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:
+    """--rename: every `X.cu` word (a file, a pattern like %.cu or *.cu) becomes `X.hip`."""
+    end = len(data) if end is None else end
+    out = Rewritten()
+    for m in _CU_NAME.finditer(data, start, end):
+        if comments.covers(m.start()):
+            continue
+        out.edits.append(Edit(m.end() - 3, m.end(), b".hip", "rename", m.group().decode("utf-8", "replace")))
+    return out
+
+
+def renamed_path(path: str, here: str, renamed: frozenset[str]) -> bool:
+    """Whether `path` (relative to folder `here`) names a file --rename renames."""
+    return posixpath.normpath(posixpath.join(here, path)) in renamed
+
+
+# ---------------------------------------------------------------------------------------------
+# shell scripts
+
+
+def shell_comments(data: bytes, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """`#` comments of shell text: a `#` that starts a word outside quotes, to the line end."""
+    end = len(data) if end is None else end
+    out = []
+    i = start
+    quote = b""
+    while i < end:
+        c = data[i : i + 1]
+        if quote:
+            if c == b"\\" and quote == b'"':
+                i += 2
+                continue
+            if c == quote:
+                quote = b""
+        elif c in (b"'", b'"'):
+            quote = c
+        elif c == b"\\":
+            i += 2
+            continue
+        elif c == b"#" and (i == start or data[i - 1 : i] in (b" ", b"\t", b"\n", b";", b"(", b"&", b"|")):
+            e = data.find(b"\n", i, end)
+            e = end if e < 0 else e
+            out.append((i, e))
+            i = e
+            continue
+        i += 1
+    return out
+
+
+def command_edits(data: bytes, comments: Spans, *, start: int = 0, end: int | None = None,
+                  target: tuple[int, int], rename: bool, policy: str = "offload") -> Rewritten:
+    """All command-line rewrites for data[start:end]: tools, link names, paths, environment
+    variables, nvcc flags, PyTorch wheel indexes and (with --rename) .cu names."""
+    from hipport.rewrite.requirements import index_edits  # noqa: PLC0415 - circular at import
+
+    out = word_edits(data, comments, start=start, end=end, target=target, rename=rename)
+    out.extend(flag_edits(data, comments, policy, start, end))
+    out.extend(index_edits(data, comments, target, start, end))
+    return out
+
+
+def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
+    """A shell script (`*.sh`)."""
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    comments = Spans(shell_comments(data, bom))
+    return command_edits(data, comments, start=bom, target=target, rename=settings.rename)
