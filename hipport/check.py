@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from hipport import parallel
+from hipport.cache import open_cache
 from hipport.analysis import FileContext, analyze, context_for, to_finding
 from hipport.config import Settings, find_config
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
@@ -39,6 +40,7 @@ class FileJob:
     path: str  # as reported: relative to the current folder where the file is under it
     settings: Settings
     rules: tuple[str, ...]  # codes of the selected rules
+    cache_root: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,14 @@ def check_file(job: FileJob) -> FileCheck:
     except OSError as exc:
         return FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
     all_rules()  # a fresh worker process imports the rule modules here
-    return check_source(data, job.path, f.kind, job.settings, [REGISTRY[c] for c in job.rules])
+    cache = open_cache(job.cache_root, "check", (job.settings.cache_key(), job.settings.max_file_bytes, job.rules))
+    key = cache.key(data, job.path + "\0" + f.kind)
+    result = cache.get(key)
+    if result is None:
+        result = check_source(data, job.path, f.kind, job.settings, [REGISTRY[c] for c in job.rules])
+        if result.status != "failed":
+            cache.put(key, result)
+    return result
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -191,7 +200,8 @@ def display_path(f: InputFile, cwd: Path) -> str:
 
 
 def run_check(paths: list[Path], settings: Settings, options: Options,
-              baseline: Path | None = None, on_done: Callable[[], None] | None = None) -> CheckResult:
+              baseline: Path | None = None, on_done: Callable[[], None] | None = None,
+              cache_root: Path | None = None) -> CheckResult:
     rules = select_rules(options.select, options.ignore)
     counts = suppress.load_baseline(_read(baseline), str(baseline)) if baseline is not None else None
     kinds = {k for r in rules if r.code != UNUSED_SUPPRESSION for k in r.kinds}
@@ -199,7 +209,7 @@ def run_check(paths: list[Path], settings: Settings, options: Options,
     cwd = Path(os.getcwd())
     codes = tuple(r.code for r in rules)
     # A link inside the tree is not followed: its target is checked where it lies.
-    jobs = [FileJob(f, display_path(f, cwd), settings, codes) for f in files
+    jobs = [FileJob(f, display_path(f, cwd), settings, codes, cache_root) for f in files
             if f.kind in kinds and f.link is None and not f.verbatim]
     results = list(parallel.run(check_file, jobs, settings.jobs, on_done))
     results.sort(key=lambda r: r.path)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from hipport import __version__
+from hipport.cache import cache_dir
 from hipport.config import load_settings, parse_target
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
 from hipport.report import model as report_model
@@ -33,9 +34,14 @@ def cli() -> None:
 @click.option("--target-hip", metavar="X.Y", default=None, help="Emit only APIs that this HIP release has (default: newest known).")
 @click.option("--libs", type=click.Choice(["hip", "roc"]), default=None, help="Map libraries to hip* (default) or roc* names.")
 @click.option("--experimental", is_flag=True, default=None, help="Also apply mappings HIP marks experimental.")
-def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch_syntax, target_hip, libs, experimental):
+@click.option("--no-cache", is_flag=True, help="Do not read or write the content-hash cache.")
+@click.option("--torch-hipify", type=click.Choice(["v1", "v2"]), default=None,
+              help="PyTorch extension spellings: v2 (default, torch >= 2.11) or v1 (torch <= 2.10, Masquerading names).")
+def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch_syntax, target_hip, libs, experimental,
+         no_cache, torch_hipify):
     """Port CUDA sources under PATH... to HIP."""
     from hipport import parallel, runner
+    from hipport.estimate import load_rates
     from hipport.loaders import tools
 
     modes = [m for m, on in ((runner.OUT, out is not None), (runner.IN_PLACE, in_place),
@@ -50,9 +56,11 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
     mode = modes[0]
     settings = load_settings(
         list(paths), launch_syntax=launch_syntax, libs=libs, experimental=experimental, rename=rename,
-        target_hip=parse_target(target_hip) if target_hip else None, jobs=jobs,
+        target_hip=parse_target(target_hip) if target_hip else None, jobs=jobs, torch_hipify=torch_hipify,
     )
-    _, jobs_list = runner.plan(list(paths), settings, mode, out)
+    # The estimate's rates: a bad [tool.hipport.estimate] table fails here, before any write.
+    rates = load_rates(list(paths)) if mode != runner.STDOUT or report_dir is not None else None
+    root, jobs_list = runner.plan(list(paths), settings, mode, out, None if no_cache else cache_dir())
     tick, close = runner.stream_progress(len(jobs_list), mode in (runner.OUT, runner.IN_PLACE))
     results = []
     for outcome in parallel.run(runner.process, jobs_list, settings.jobs, tick):
@@ -63,8 +71,12 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
             sys.stdout.buffer.write(outcome.diff.encode("utf-8", "surrogateescape"))
     close()
     mappings, _ = tools(settings)
+    in_place = mode == runner.IN_PLACE
+    report = None
+    if report_dir is not None or mode != runner.STDOUT:
+        report = report_model.build(results, settings, mappings.target_hip, root=root, in_place=in_place, rates=rates)
     if report_dir is not None:
-        where = report_model.write(report_model.build(results, settings, mappings.target_hip), report_dir)
+        where = report_model.write(report, report_dir, root=root, in_place=in_place)
     for r in results:
         if r.status in ("failed", "skipped"):
             click.echo(f"{r.source}: {r.status}: {r.reason}", err=True)
@@ -74,9 +86,11 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
                 f"{counts['skipped']} skipped, {counts['failed']} failed")
         if mode == runner.OUT:
             line += f"; output in {out}"
-        if report_dir is not None:
-            line += f"; report: {where}"
         click.echo(line, err=True)
+        for extra in report_model.summary_lines(report):
+            click.echo(extra, err=True)
+        if report_dir is not None:
+            click.echo(f"report: {where.with_name('report.html')} (data: {where}, Markdown: {where.with_name('report.md')})", err=True)
     sys.exit(EXIT_FINDINGS if counts["failed"] else EXIT_OK)
 
 
@@ -100,7 +114,9 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the report to this file instead of standard output.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Processes (default: one per core).")
-def check(paths, fmt, select, ignore, fail_on, exit_zero, baseline, write_baseline, target_hip, output, jobs):
+@click.option("--no-cache", is_flag=True, help="Do not read or write the content-hash cache.")
+def check(paths, fmt, select, ignore, fail_on, exit_zero, baseline, write_baseline, target_hip, output, jobs,
+          no_cache):
     """Report what needs manual work to run on HIP, as findings.
 
     Exit status: 0 when no finding is at or above the fail level (--fail-on, default warning),
@@ -119,7 +135,8 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, baseline, write_baseli
     options = engine.load_options(paths, select=engine.split_names(select), ignore=engine.split_names(ignore),
                                   fail_on=fail_on, exit_zero=exit_zero)
     use_baseline = None if write_baseline is not None else baseline
-    result = engine.run_check(paths, settings, options, baseline=use_baseline)
+    result = engine.run_check(paths, settings, options, baseline=use_baseline,
+                              cache_root=None if no_cache else cache_dir())
     for note in result.notes:
         click.echo(note, err=True)
     if write_baseline is not None:
@@ -132,6 +149,55 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, baseline, write_baseli
     else:
         click.echo(text, nl=False)
     sys.exit(engine.exit_code(result, options))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="text: the estimate explained; json: report.json; markdown: report.md.")
+@click.option("--calibrate", type=click.Path(path_type=Path, dir_okay=False), metavar="CSV",
+              help="Fit the rates to past ports: a CSV with `hours` and counts (references, trivial, low, "
+                   "medium, high, kernels, build_files), by non-negative least squares.")
+@click.option("--target-hip", metavar="X.Y", default=None, help="Estimate for this HIP release (default: newest known).")
+@click.option("--libs", type=click.Choice(["hip", "roc"]), default=None, help="Map libraries to hip* (default) or roc* names.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the estimate to this file instead of standard output.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Processes (default: one per core).")
+def estimate(paths, fmt, calibrate, target_hip, libs, output, jobs):
+    """Estimate the manual work a port of PATH... leaves, in hours with a range, line by line.
+
+    Nothing is written (except -o). Rates come from [tool.hipport.estimate] (see the README) or
+    from --calibrate; the text output prints every rate and assumption it used.
+    """
+    from hipport import estimate as est
+    from hipport.emit import write_atomic
+    from hipport.report import markdown
+
+    paths = list(paths)
+    settings = load_settings(paths, libs=libs, target_hip=parse_target(target_hip) if target_hip else None, jobs=jobs)
+    rates = est.load_rates(paths)
+    notes: list[str] = []
+    if calibrate is not None:
+        try:
+            table = calibrate.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HipportError(f"{calibrate}: cannot read the calibration file: {exc}") from None
+        fit = est.calibrate(table, rates, str(calibrate))
+        rates = fit.rates
+        notes = fit.lines() + ["To keep these rates, put this in pyproject.toml or .hipport.toml:", "",
+                               est.toml_snippet(rates)]
+    report = report_model.from_paths(paths, settings, rates)
+    render = {"text": est.format_text, "json": report_model.to_json, "markdown": markdown.render}[fmt]
+    text = render(report)
+    if notes and fmt == "text":
+        text = "\n".join(notes) + "\n" + text
+    elif notes:
+        click.echo("\n".join(notes), err=True)
+    if output is not None:
+        write_atomic(output, text.encode("utf-8"))
+    else:
+        click.echo(text, nl=False)
+    sys.exit(EXIT_OK)
 
 
 @cli.command()
@@ -186,6 +252,45 @@ def rules(key, mappings, target_hip, libs):
         click.echo(category)
         for r in in_cat:
             click.echo(f"  {r.code:<{wcode}}  {r.name:<{wname}}  {r.severity:<7}  effort: {r.effort}")
+
+
+@cli.command()
+@click.argument("out", type=click.Path(path_type=Path, exists=True))
+@click.option("--offload-arch", default="gfx90a", show_default=True, metavar="GFX",
+              help="The AMD target to compile for (Debian's HIP 5.2 accepts up to gfx90a).")
+@click.option("-I", "--include", "includes", multiple=True, type=click.Path(path_type=Path, file_okay=False),
+              help="An include folder, besides those the build files name (repeatable).")
+@click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]", help="A macro definition (repeatable).")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Parallel compiles (default: one per core).")
+@click.option("--headers", is_flag=True, help="Also compile each header (.cuh, .h, .hpp) on its own.")
+@click.option("--strict", is_flag=True, help="A library header that is not installed counts as a failure.")
+@click.option("--hipcc", "hipcc_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="The hipcc to use (default: $HIPPORT_HIPCC, PATH, /usr/bin, /opt/rocm/bin).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def verify(out, offload_arch, includes, defines, jobs, headers, strict, hipcc_path, fmt):
+    """Compile every ported translation unit under OUT with hipcc (syntax check, HIP_PLATFORM=amd).
+
+    Prints OK, FAIL (with the first error) or MISSING (a library header not installed for this
+    hipcc) per file. Exit status: 0 when nothing failed, 1 when a file failed (or, with --strict,
+    lacked a header), 2 when hipcc is not installed or OUT does not exist.
+    """
+    from hipport import verify as engine
+
+    opts = engine.Options(offload_arch=offload_arch, include_dirs=tuple(p.resolve() for p in includes),
+                          defines=tuple(defines), jobs=jobs, headers=headers, strict=strict,
+                          hipcc=str(hipcc_path) if hipcc_path else None)
+    hipcc = engine.find_hipcc(opts.hipcc)
+    if hipcc is None:
+        raise HipportError(engine.INSTALL_HINT)
+    version = engine.hipcc_version(hipcc, offload_arch)
+    outcomes = engine.verify(out, opts)
+    if fmt == "json":
+        click.echo(engine.format_json(outcomes, hipcc, version, opts), nl=False)
+    else:
+        head = (f"hipport verify: {hipcc}" + (f" (HIP {version})" if version else "")
+                + f", --offload-arch={offload_arch}, {len(outcomes)} files")
+        click.echo(engine.format_text(outcomes, head), nl=False)
+    sys.exit(EXIT_FINDINGS if engine.failed(outcomes, strict) else EXIT_OK)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,6 +27,7 @@ class Settings:
     libs: str = "hip"  # hip | roc
     experimental: bool = False
     rename: bool = False
+    torch_hipify: str = "v2"  # v2: torch >= 2.11 spellings; v1: torch <= 2.10 (Masquerading)
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     max_file_bytes: int = 64 * 1024 * 1024
@@ -38,7 +39,8 @@ class Settings:
 
     def cache_key(self) -> tuple:
         """Everything that changes a file's port result."""
-        return (self.launch_syntax, self.target_hip, self.libs, self.experimental, self.rename)
+        return (self.launch_syntax, self.target_hip, self.libs, self.experimental, self.rename,
+                self.torch_hipify)
 
 
 def parse_target(text: str) -> tuple[int, int]:
@@ -91,5 +93,7 @@ def load_settings(paths: list[Path], **overrides: Any) -> Settings:
         raise HipportError(f"launch-syntax must be keep or hip, not {settings.launch_syntax!r}")
     if settings.libs not in ("hip", "roc"):
         raise HipportError(f"libs must be hip or roc, not {settings.libs!r}")
+    if settings.torch_hipify not in ("v1", "v2"):
+        raise HipportError(f"torch-hipify must be v1 or v2, not {settings.torch_hipify!r}")
     return settings
 

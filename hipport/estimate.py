@@ -23,7 +23,7 @@ from hipport.errors import HipportError
 from hipport.findings import EFFORTS
 from hipport.rules import CATEGORY_CODES
 
-BUILD_KINDS = frozenset({"cmake", "make", "setup.py", "docker", "requirements", "pyproject"})
+BUILD_KINDS = frozenset({"cmake", "make", "setup.py", "docker", "requirements", "pyproject", "shell"})
 SOURCE_KINDS = frozenset({"cuda", "cpp"})
 
 
@@ -478,5 +478,7 @@ def toml_snippet(rates: Rates) -> str:
              "", "[tool.hipport.estimate.effort-hours]"]
     lines += [f"{e} = {t(rates.effort_hours[e])}" for e in EFFORTS]
     lines += ["", "[tool.hipport.estimate.category-multiplier]"]
-    lines += [f"{k} = {v:g}" for k, v in sorted(rates.category_multiplier.items())]
+    # Every category with a default multiplier too: the table is read over the defaults.
+    names = sorted(set(rates.category_multiplier) | set(DEFAULTS.category_multiplier))
+    lines += [f"{k} = {rates.multiplier(k):g}" for k in names]
     return "\n".join(lines) + "\n"

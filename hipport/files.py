@@ -36,6 +36,8 @@ def file_kind(name: str) -> str:
         return "requirements"
     if suffix == ".py":
         return "python"
+    if suffix == ".sh":
+        return "shell"
     return "other"
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 SEVERITIES = ("info", "warning", "error")  # ascending
 EFFORTS = ("trivial", "low", "medium", "high")
@@ -24,8 +24,13 @@ class Finding:
     snippet: str = ""
 
     def to_json(self) -> dict:
-        return asdict(self)
+        # Spelled out: dataclasses.asdict deep-copies and is ~10x slower on large reports.
+        return {"path": self.path, "line": self.line, "column": self.column, "end_line": self.end_line,
+                "end_column": self.end_column, "rule": self.rule, "category": self.category,
+                "severity": self.severity, "effort": self.effort, "message": self.message,
+                "suggestion": self.suggestion, "snippet": self.snippet}
 
 
 def severity_at_least(severity: str, floor: str) -> bool:
     return SEVERITIES.index(severity) >= SEVERITIES.index(floor)
+

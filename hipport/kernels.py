@@ -24,9 +24,6 @@ _ATTRIBUTES = frozenset({b"__launch_bounds__", b"__attribute__", b"__declspec", 
                          b"__align__", b"__maxnreg__", b"__cluster_dims__", b"decltype"})
 _NOT_A_NAME = frozenset({b"operator", b"const", b"volatile", b"static", b"inline", b"extern",
                          b"void", b"__forceinline__", b"__noinline__", b"__device__"})
-# The kernel expression before `<<<`: `k`, `ns::k`, `k<T, 4>` (one level of nested `<>`).
-_LAUNCH_CALLEE = re.compile(
-    rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)\s*(?:<(?:[^<>;{}]|<[^<>;{}]*>)*>\s*)?\Z")
 _GGL = re.compile(rb"\bhipLaunchKernelGGL\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?"
                   rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)")
 _LAUNCH_API = re.compile(
@@ -61,6 +58,40 @@ def might_have_kernels(data: bytes) -> bool:
 
 def _last_name(text: bytes) -> str:
     return text.split(b"::")[-1].strip().decode("ascii", "replace")
+
+
+_SPACE = b" \t\r\n"
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _callee_before(data: bytes, p: int) -> str | None:
+    """The kernel's name in `k<<<`, `ns::k<<<`, `k<T, 4><<<` (template arguments skipped)."""
+    i, stop = p, max(0, p - _LOOKBACK)
+    while i > stop and data[i - 1] in _SPACE:
+        i -= 1
+    if i > stop and data[i - 1] == 0x3E:  # `>`: skip back over the template arguments
+        depth = 0
+        while i > stop:
+            c = data[i - 1]
+            i -= 1
+            if c == 0x3E:
+                depth += 1
+            elif c == 0x3C:
+                depth -= 1
+                if depth == 0:
+                    break
+            elif c in b";{}":
+                return None
+        else:
+            return None
+        while i > stop and data[i - 1] in _SPACE:
+            i -= 1
+    end = i
+    while i > stop and data[i - 1] in _WORD:
+        i -= 1
+    if i == end or data[i] in b"0123456789":
+        return None
+    return data[i:end].decode("ascii")
 
 
 def _in_directive(data: bytes, offset: int) -> bool:
@@ -163,9 +194,9 @@ def scan(lexed: Lexed) -> Scan:
             kernels.append(Kernel(found[0].decode("ascii", "replace"), line(tok.start), found[1]))
     launches: list[Launch] = []
     for p in lexed.find_launches():
-        m = _LAUNCH_CALLEE.search(data[max(0, p - _LOOKBACK) : p])
-        if m is not None and not _in_directive(data, p):
-            launches.append(Launch(_last_name(m.group(1)), line(p), "<<<>>>"))
+        name = _callee_before(data, p)
+        if name is not None and not _in_directive(data, p):
+            launches.append(Launch(name, line(p), "<<<>>>"))
     for pattern, syntax in ((_GGL, "hipLaunchKernelGGL"), (_LAUNCH_API, "launch-api")):
         if pattern is _GGL and b"hipLaunchKernelGGL" not in data:
             continue
@@ -177,6 +208,25 @@ def scan(lexed: Lexed) -> Scan:
             launches.append(Launch(_last_name(m.group(1)), line(m.start()), syntax))
     launches.sort(key=lambda x: (x.line, x.name))
     return Scan(tuple(kernels), tuple(launches))
+
+
+class FileJob(NamedTuple):
+    """One file to scan in a worker (parallel.run wants `.settings` on a job)."""
+    path: str  # absolute path to read
+    settings: object
+
+
+def scan_file(job: FileJob) -> Scan | None:
+    """Read, pre-check, lex and scan one file; None when it cannot be read or lexed."""
+    try:
+        with open(job.path, "rb") as fh:
+            data = fh.read()
+        if not might_have_kernels(data):
+            return Scan()
+        from hipport.loaders import tools
+        return scan(tools(job.settings)[1].lex(data))
+    except Exception:  # a file that cannot be scanned costs its kernels, never the report
+        return None
 
 
 def link(scans: Iterable[tuple[str, Scan]]) -> list[dict]:

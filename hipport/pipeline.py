@@ -12,16 +12,25 @@ from hipport.config import Settings
 from hipport.edits import apply_edits
 from hipport.files import is_source
 from hipport.findings import Finding
+from hipport.kernels import Scan
+from hipport.kernels import scan as scan_kernels
 from hipport.loaders import tools
 from hipport.rules import all_rules
 from hipport.rewrite.includes import RUNTIME_HEADER, rewrite_includes, runtime_include_edit
+from hipport.rewrite import cmake, dockerfile, makefile, requirements, setup_py, shell
 from hipport.rewrite.launches import launch_edits
 from hipport.rewrite.names import cuda_looking_defines, rename_identifiers
+from hipport.rewrite.torch import torch_edits
 from hipport.source import Source
 
 BINARY_SNIFF = 8192
 # Libraries whose names nvcc makes visible without an include in a .cu file.
 _IMPLICIT_LIBRARIES = frozenset({"runtime", "device", "driver", "complex"})
+# Build files: one rewriter per kind, each returning edits against the original bytes + notes.
+BUILD_REWRITERS = {
+    "cmake": cmake.rewrite, "setup.py": setup_py.rewrite, "make": makefile.rewrite,
+    "docker": dockerfile.rewrite, "requirements": requirements.rewrite, "shell": shell.rewrite,
+}
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ class FileResult:
     lines_changed: int = 0
     encoding: str = "utf-8"
     findings: tuple[Finding, ...] = ()  # the risk analysis of the original text
+    kernels: Scan | None = None  # kernels defined and launched (C/C++/CUDA); the report links them
 
     def to_json(self) -> dict:
         d = {
@@ -111,6 +121,8 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
     checked = check_context(ctx, all_rules())
     findings = checked.findings
     notes = [f"{checked.status}: {checked.reason}"] if checked.reason else []
+    if kind in BUILD_REWRITERS:
+        return _port_build(data, base, kind, ctx, settings, renamed, findings, notes, lines, encoding)
     if not is_source(kind):
         return Ported(data, FileResult(**base, status="unchanged", lines=lines, encoding=encoding,
                                        findings=findings, notes=tuple(notes)))
@@ -121,6 +133,9 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         notes += [f"line {src.line_col(offset)[0]}: {text}" for offset, text in renamed_ids.notes]
         include_edits, included = rewrite_includes(lexed, mappings, _renamed_includes(lexed, rel, renamed))
         edits += include_edits
+        torch, torch_notes = torch_edits(lexed, settings.torch_hipify, edits)
+        edits += torch
+        notes += [f"line {src.line_col(offset)[0]}: {text}" for offset, text in torch_notes]
         if settings.launch_syntax == "hip":
             launch, skipped = launch_edits(lexed)
             edits += launch
@@ -150,8 +165,30 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
                        for u in unmapped),
         notes=tuple(notes), defines=cuda_looking_defines(lexed), lines=lines,
         lines_changed=_lines_touched(src, edits) if changed else 0, encoding=encoding, findings=findings,
+        kernels=scan_kernels(lexed),
     )
     return Ported(new, result)
+
+
+def _port_build(data: bytes, base: dict, kind: str, ctx, settings: Settings, renamed: frozenset[str],
+                findings, notes: list[str], lines: int, encoding: str) -> Ported:
+    """A build file through its rewriter; a rewriter that raises costs the file's edits only."""
+    src = ctx.source
+    try:
+        done = BUILD_REWRITERS[kind](data, base["source"], settings, renamed, ctx.mappings.target_hip)
+        edits = shell.drop_overlaps(done.edits)
+        new = apply_edits(data, edits)
+    except Exception as exc:  # a bug must cost one file, never the run or the file's bytes
+        return Ported(data, FileResult(**base, status="failed", reason=f"{type(exc).__name__}: {exc}",
+                                       lines=lines, encoding=encoding, findings=findings))
+    notes += [f"line {src.line_col(offset)[0]}: {text}" for offset, text in sorted(done.notes)]
+    by_library = Counter(e.library for e in edits if e.cuda)
+    changed = new != data
+    return Ported(new, FileResult(
+        **base, status="ported" if changed else "unchanged", changed=changed,
+        replacements=sum(by_library.values()), by_library=dict(by_library), notes=tuple(notes),
+        lines=lines, lines_changed=_lines_touched(src, edits) if changed else 0, encoding=encoding,
+        findings=findings))
 
 
 def _renamed_includes(lexed, rel: str, renamed: frozenset[str]) -> dict[str, str]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from hipport.cache import open_cache
 from hipport.config import NEVER_COPIED, Settings
 from hipport.emit import mirror_link, unified_diff, write_atomic
 from hipport.errors import UsageError
@@ -16,6 +17,7 @@ from hipport.files import InputFile, collect
 from hipport.pipeline import FileResult, Ported, output_name, port_source
 
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
+DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class Job:
     out_root: Path | None
     settings: Settings
     renamed: frozenset[str]
+    cache_root: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,8 @@ def check_output_dir(root: Path, inputs: list[Path], out: Path) -> None:
             raise UsageError(f"output folder {out} contains the input {p}; choose a folder beside it")
 
 
-def plan(paths: list[Path], settings: Settings, mode: str, out: Path | None) -> tuple[Path, list[Job]]:
+def plan(paths: list[Path], settings: Settings, mode: str, out: Path | None,
+         cache_root: Path | None = None) -> tuple[Path, list[Job]]:
     root, files = collect(paths, settings)
     if mode == OUT:
         assert out is not None
@@ -61,7 +65,7 @@ def plan(paths: list[Path], settings: Settings, mode: str, out: Path | None) -> 
     renamed = frozenset(f.rel for f in files if settings.rename and output_name(f.rel, settings) != f.rel)
     if renamed:
         _refuse_rename_collisions(root, files, renamed, settings)
-    return root, [Job(f, mode, out, settings, renamed) for f in files]
+    return root, [Job(f, mode, out, settings, renamed, cache_root) for f in files]
 
 
 def _refuse_rename_collisions(root: Path, files: list[InputFile], renamed: frozenset[str],
@@ -95,7 +99,12 @@ def process(job: Job) -> Outcome:
         data = f.path.read_bytes()
     except OSError as exc:
         return Outcome(FileResult(f.rel, out_rel, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}"))
-    ported: Ported = port_source(data, f.rel, f.kind, settings, job.renamed)
+    cache = open_cache(job.cache_root, "port", (settings.cache_key(), settings.max_file_bytes, job.renamed))
+    key = cache.key(data, f.rel)
+    ported: Ported | None = cache.get(key)
+    if ported is None:
+        ported = port_source(data, f.rel, f.kind, settings, job.renamed)
+        cache.put(key, ported)
     result = ported.result
     try:
         if job.mode == OUT:

@@ -22,3 +22,10 @@ def pytest_addoption(parser):
         action="store_true",
         help="rewrite tests/expected/ from the current output instead of comparing",
     )
+
+
+def pytest_sessionstart(session):
+    # Tests never touch the user's cache folder: one private cache per test session.
+    import tempfile
+
+    os.environ["HIPPORT_CACHE_DIR"] = tempfile.mkdtemp(prefix="hipport-cache-")

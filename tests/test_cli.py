@@ -128,10 +128,11 @@ def test_out_mirrors_the_tree(tmp_path, capsysbinary):
     assert snapshot(src) == before  # the input is only read
     inputs, outputs = files_under(src), files_under(out)
     assert sorted(outputs) == sorted(inputs)
-    for rel in ("CMakeLists.txt", "README.md", "tools/gen.py", "src/main.cpp"):
+    for rel in ("README.md", "tools/gen.py", "src/main.cpp"):
         assert outputs[rel] == inputs[rel], rel
-    for rel in ("src/k.cu", "include/k.cuh"):
+    for rel in ("src/k.cu", "include/k.cuh", "CMakeLists.txt"):
         assert outputs[rel] != inputs[rel], rel
+    assert b"CUDA" not in outputs["CMakeLists.txt"] and b"HIP" in outputs["CMakeLists.txt"]
     assert b"hipMalloc(&dev" in outputs["src/k.cu"] and b"cudaMalloc" not in outputs["src/k.cu"]
     assert b"scale<<<" in outputs["src/k.cu"]  # launches are kept by default
     assert b"#include <hip/hip_runtime.h>" in outputs["include/k.cuh"]
@@ -216,7 +217,8 @@ def test_diff_prints_a_unified_diff_and_writes_nothing(tmp_path, capsysbinary):
     assert b"\n-    cudaMalloc(&dev, n * sizeof(float));\n" in diff
     assert b"\n+    hipMalloc(&dev, n * sizeof(float));\n" in diff
     assert b"@@ " in diff
-    for unchanged in (b"main.cpp", b"CMakeLists.txt", b"README.md", b"gen.py"):
+    assert b"--- a/CMakeLists.txt\n+++ b/CMakeLists.txt\n" in diff  # build files are ported too
+    for unchanged in (b"main.cpp", b"README.md", b"gen.py"):
         assert unchanged not in diff
 
 
@@ -246,9 +248,9 @@ def test_in_place_rewrites_only_changed_files(tmp_path, capsysbinary):
     assert files_under(src) == files_under(expected)
     assert sorted(after) == sorted(before)  # no new entries: no *.hipport-tmp left behind
     assert not list(src.rglob("*hipport-tmp*"))
-    for rel in ("src/main.cpp", "CMakeLists.txt", "README.md", "tools/gen.py"):
+    for rel in ("src/main.cpp", "README.md", "tools/gen.py"):
         assert after[rel] == before[rel], rel  # same bytes, mode and mtime_ns: never rewritten
-    for rel in ("src/k.cu", "include/k.cuh"):
+    for rel in ("src/k.cu", "include/k.cuh", "CMakeLists.txt"):
         assert after[rel][1] != before[rel][1], rel
         assert after[rel][2] == before[rel][2], rel  # mode kept
     assert stat.S_IMODE((src / "src" / "k.cu").stat().st_mode) == 0o750
@@ -381,7 +383,9 @@ def test_report_json(tmp_path, capsysbinary):
     assert {"runtime", "cublas", "curand"} <= per_library.keys()
     saxpy = entry(report, "src/saxpy.cu")
     assert saxpy["changed"] and saxpy["replacements"] > 0 and saxpy["by_library"]["runtime"] > 0
-    assert entry(report, "CMakeLists.txt")["changed"] is False
+    cmake = entry(report, "CMakeLists.txt")
+    assert cmake["changed"] is True and cmake["kind"] == "cmake"
+    assert entry(report, "README.md")["changed"] is False
 
 
 def test_report_with_diff_writes_only_the_report(tmp_path, capsysbinary):

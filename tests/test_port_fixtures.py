@@ -18,7 +18,9 @@ from hipport.pipeline import port_source
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "port"
 EXPECTED = ROOT / "tests" / "expected" / "port"
-CASES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and file_kind(p.name) in ("cuda", "cpp"))
+# C/C++/CUDA sources and the build files hipport rewrites (fixtures/port/build/).
+PORTED_KINDS = ("cuda", "cpp", "cmake", "setup.py", "make", "docker", "requirements", "shell")
+CASES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and file_kind(p.name) in PORTED_KINDS)
 
 
 def port(path: Path, data: bytes | None = None) -> bytes:

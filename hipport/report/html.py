@@ -3,6 +3,7 @@ model, rendered with jinja2 and autoescaping, so source text always arrives as t
 
 from __future__ import annotations
 
+import difflib
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +19,7 @@ EXCERPT_CONTEXT = 2  # lines before and after the flagged one
 EXCERPT_WIDTH = 160  # characters per line shown
 MAX_EXCERPTS = 400  # per report: a huge tree keeps a page a browser opens
 MAX_ROWS_PER_CATEGORY = 200
+MAX_FILE_ROWS = 2000  # a huge tree lists its most eventful files; report.json has them all
 _TICKS = re.compile(r"`([^`\n]+)`")
 _READ_LIMIT = 4 * 1024 * 1024  # bytes read from one file for excerpts
 
@@ -54,17 +56,26 @@ class Excerpts:
             return None
         at = line
         if snippet and not (at <= len(lines) and lines[at - 1].strip() == snippet):
-            # --in-place may have moved the line (an added #include): look nearby.
-            near = [n for n in range(max(1, line - 3), min(len(lines), line + 3) + 1)
-                    if lines[n - 1].strip() == snippet]
-            if near:
-                at = min(near, key=lambda n: abs(n - line))
+            at = _nearby(lines, line, snippet)
         if at > len(lines):
             return None
         self.served += 1
         first, last = max(1, at - EXCERPT_CONTEXT), min(len(lines), at + EXCERPT_CONTEXT)
         return [{"n": n, "text": _clip(lines[n - 1].expandtabs(4)), "hit": n == at}
                 for n in range(first, last + 1)]
+
+
+def _nearby(lines: list[str], line: int, snippet: str) -> int:
+    """After --in-place the flagged line may have moved (an added #include) and changed (its
+    CUDA names rewritten): the same text nearby, else the most similar nearby line."""
+    near = range(max(1, line - 3), min(len(lines), line + 3) + 1)
+    same = [n for n in near if lines[n - 1].strip() == snippet]
+    if same:
+        return min(same, key=lambda n: abs(n - line))
+    scored = [(difflib.SequenceMatcher(None, lines[n - 1].strip(), snippet).ratio(), -abs(n - line), n)
+              for n in near]
+    best = max(scored, default=None)
+    return best[2] if best is not None and best[0] >= 0.6 else line
 
 
 def _clip(text: str) -> str:
@@ -79,8 +90,15 @@ def environment() -> jinja2.Environment:
     )
     env.filters["hours"] = fmt_hours
     env.filters["ticks"] = ticks
+    env.filters["prose"] = prose
     env.filters["pct"] = lambda v: "n/a" if v is None else f"{v:g}%"
     return env
+
+
+def prose(text: str) -> Markup:
+    """A rule doc section: hard-wrapped lines joined, paragraphs and `- ` items kept apart."""
+    paragraphs = [re.sub(r"[ \t]*\n[ \t]*+(?!- )", " ", p.strip()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return Markup("<br>".join(str(ticks(p)).replace("\n", "<br>") for p in paragraphs))
 
 
 def ticks(text: str) -> Markup:
@@ -108,6 +126,15 @@ def chart(groups: Mapping[str, Mapping[str, float]], width: int = 640, bar: int 
             "vx": width - value_w + 6, "rows": rows}
 
 
+def file_rows(files: list, limit: int) -> tuple[list, int]:
+    """All files in path order, or, past `limit`, the most eventful ones (findings, unmapped
+    names, changes) and how many were left out."""
+    if len(files) <= limit:
+        return list(files), 0
+    ranked = sorted(files, key=lambda f: (-len(f["findings"]), -len(f["unmapped"]), not f["changed"], f["source"]))
+    return ranked[:limit], len(files) - limit
+
+
 def render(report: Mapping, excerpts: Excerpts | None = None) -> str:
     if excerpts is not None:
         excerpts.know(report["files"])
@@ -118,9 +145,10 @@ def render(report: Mapping, excerpts: Excerpts | None = None) -> str:
     for rows in by_category.values():
         rows.sort(key=lambda f: (-rank[f["severity"]], f["path"], f["line"], f["column"]))
     categories = sorted(by_category, key=lambda c: (-report["breakdown"][c]["hours"]["likely"], c))
+    files, more = file_rows(report["files"], MAX_FILE_ROWS)
     return environment().get_template("report.html.j2").render(
         r=report, s=report["summary"], est=report["estimate"], headline=headline(report["estimate"]),
         by_category=by_category, categories=categories, chart=chart(report["estimate"]["by_group"]),
         excerpt=excerpts or (lambda *a: None), severities=list(reversed(SEVERITIES)), efforts=EFFORTS,
-        max_rows=MAX_ROWS_PER_CATEGORY,
+        max_rows=MAX_ROWS_PER_CATEGORY, file_rows=files, files_more=more, max_file_rows=MAX_FILE_ROWS,
     )

@@ -12,6 +12,8 @@ from hipport.estimate import fmt_hours, headline
 from hipport.findings import SEVERITIES
 
 MAX_FINDINGS = 100  # rows in the findings table; report.json and report.html have them all
+MAX_FILES = 200  # rows in the files table
+MAX_ROWS = 100  # rows in the unsupported-API and kernel tables
 _TEXT_SPECIAL = re.compile(r"[|\\*\[\]<>]")
 _CODE_SPAN = re.compile(r"(`[^`]+`)")
 
@@ -50,10 +52,14 @@ def environment() -> jinja2.Environment:
 
 
 def render(report: Mapping) -> str:
+    from hipport.report.html import file_rows
+
+    files, files_more = file_rows(report["files"], MAX_FILES)
     findings = sorted(report["findings"], key=lambda f: (-SEVERITIES.index(f["severity"]), f["path"], f["line"]))
     text = environment().get_template("report.md.j2").render(
         r=report, s=report["summary"], est=report["estimate"], headline=headline(report["estimate"]),
         severities=list(reversed(SEVERITIES)), findings=findings[:MAX_FINDINGS],
-        more=max(0, len(findings) - MAX_FINDINGS),
+        more=max(0, len(findings) - MAX_FINDINGS), file_rows=files, files_more=files_more,
+        max_rows=MAX_ROWS,
     )
     return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"

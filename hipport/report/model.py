@@ -8,6 +8,7 @@ first), and, in the renderers, a few lines of code around each finding.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
@@ -50,6 +51,7 @@ LIBRARIES: dict[str, tuple[str, str, str, str, str]] = {
     "thrust": ("rocThrust", "rocThrust", "Thrust", "rocthrust-dev", "rocthrust-dev"),
     "nccl": ("RCCL", "RCCL", "NCCL", "rccl-dev", "rccl-dev"),
     "nvtx": ("roctx", "roctx", "NVTX", "roctracer-dev", "roctracer-dev"),
+    "torch": ("PyTorch for ROCm", "PyTorch for ROCm", "PyTorch CUDA", "torch (ROCm wheel)", "torch (ROCm wheel)"),
 }
 # Edits that are no CUDA API reference (a launch rewritten to hipLaunchKernelGGL).
 _NOT_API = frozenset({"launch", "rename"})
@@ -61,32 +63,30 @@ def source_path(root: Path, entry: dict, in_place: bool) -> Path:
     return root / (entry["output"] if in_place else entry["source"])
 
 
+PARALLEL_SCAN_FROM = 400  # files to scan before worker processes pay off
+
+
 def _kernel_scans(results: list[FileResult], settings: Settings, root: Path | None,
                   in_place: bool) -> list[tuple[str, kern.Scan]]:
-    lexer = None
-    scans = []
+    """Kernels per C/C++/CUDA file: from the FileResult when it carries them, else scanned
+    from the file (in worker processes for big trees)."""
+    from hipport import parallel
+
+    scans: list[tuple[str, kern.Scan]] = []
+    todo: list[tuple[str, kern.FileJob]] = []
     for r in results:
         if r.kind not in est.SOURCE_KINDS or r.status in ("skipped", "failed"):
             continue
         carried = getattr(r, "kernels", None)
         if isinstance(carried, kern.Scan):
             scans.append((r.source, carried))
-            continue
-        if root is None:
-            continue
-        try:
-            data = source_path(root, {"source": r.source, "output": r.output}, in_place).read_bytes()
-        except OSError:
-            continue
-        if not kern.might_have_kernels(data):
-            continue
-        if lexer is None:
-            from hipport.loaders import tools
-            lexer = tools(settings)[1]
-        try:
-            scans.append((r.source, kern.scan(lexer.lex(data))))
-        except Exception:  # a scan problem costs the file's kernels, never the report
-            continue
+        elif root is not None:
+            where = source_path(root, {"source": r.source, "output": r.output}, in_place)
+            todo.append((r.source, kern.FileJob(str(where), settings)))
+    workers = settings.jobs if len(todo) >= PARALLEL_SCAN_FROM else 1
+    for (source, _), scan in zip(todo, parallel.run(kern.scan_file, [j for _, j in todo], workers)):
+        if scan is not None:
+            scans.append((source, scan))
     return scans
 
 
@@ -98,17 +98,15 @@ def _dependencies(files: list[dict], libs: str) -> list[dict]:
                 continue
             hip_name, roc_name, cuda_name, hip_pkg, roc_pkg = LIBRARIES.get(table, (table, table, table, "", ""))
             name, package = (roc_name, roc_pkg) if libs == "roc" else (hip_name, hip_pkg)
-            d = deps.setdefault(name, {"library": name, "replaces": [], "package": package,
-                                       "references": 0, "files": []})
-            if cuda_name not in d["replaces"]:
-                d["replaces"].append(cuda_name)
+            d = deps.setdefault(name, {"library": name, "replaces": set(), "package": package,
+                                       "references": 0, "files": set()})
+            d["replaces"].add(cuda_name)
             d["references"] += n
-            if f["source"] not in d["files"]:
-                d["files"].append(f["source"])
+            d["files"].add(f["source"])
     out = sorted(deps.values(), key=lambda d: (d["library"] != "HIP runtime", -d["references"], d["library"]))
     for d in out:
-        d["replaces"].sort()
-        d["files"].sort()
+        d["replaces"] = sorted(d["replaces"])
+        d["files"] = sorted(d["files"])
     return out
 
 
@@ -212,9 +210,11 @@ def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[i
     for f in files:
         f["kernels"] = per_file_kernels.get(f["source"], [])
 
-    converted = sum(n for lib, n in by_library.items() if lib not in _NOT_API)
-    unsupported_refs = sum(unmapped.values())
     source_files = [f for f in files if f["kind"] in est.SOURCE_KINDS]
+    # CUDA API references: C/C++/CUDA sources only (build files have their own rewrites).
+    converted = sum(n for f in source_files for lib, n in f["by_library"].items() if lib not in _NOT_API)
+    build_replacements = sum(f["replacements"] for f in files if f["kind"] in est.BUILD_KINDS)
+    unsupported_refs = sum(unmapped.values())
     lines = sum(f["lines"] for f in source_files)
     lines_changed = sum(f["lines_changed"] for f in source_files)
     build_files = [f["source"] for f in files if f["kind"] in est.BUILD_KINDS
@@ -258,9 +258,10 @@ def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[i
             "kernels": len(kernels),
             "kernel_launches": launches,
             "build_files": len(build_files),
+            "build_replacements": build_replacements,
             "estimate_hours": {k: estimate[k] for k in ("low", "likely", "high")},
         },
-        "dependencies": _dependencies(files, settings.libs),
+        "dependencies": _dependencies(source_files, settings.libs),
         "unsupported": _unsupported(files),
         "breakdown": _breakdown(findings, estimate),
         "top_risks": _top_risks(findings, rules, rates),
@@ -272,7 +273,17 @@ def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[i
 
 
 def to_json(report: dict) -> str:
-    return json.dumps(report, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+    """report.json's text: small sections indented, long lists one compact entry per line (the
+    C encoder only runs without indent, and a big tree's report is tens of megabytes)."""
+    parts = []
+    for key, value in report.items():
+        if isinstance(value, list) and value:
+            body = ",\n".join("    " + json.dumps(v, ensure_ascii=False) for v in value)
+            text = "[\n" + body + "\n  ]"
+        else:
+            text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+        parts.append(f"  {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def write(report: dict, folder: Path, root: Path | None = None, in_place: bool = False) -> Path:
@@ -282,7 +293,46 @@ def write(report: dict, folder: Path, root: Path | None = None, in_place: bool =
 
     excerpts = html.Excerpts(root, in_place) if root is not None else None
     path = folder / "report.json"
-    write_atomic(path, to_json(report).encode("utf-8"))
-    write_atomic(folder / "report.md", markdown.render(report).encode("utf-8"))
-    write_atomic(folder / "report.html", html.render(report, excerpts).encode("utf-8"))
+    mask = os.umask(0)
+    os.umask(mask)
+    for target, text in ((path, to_json(report)), (folder / "report.md", markdown.render(report)),
+                         (folder / "report.html", html.render(report, excerpts))):
+        write_atomic(target, text.encode("utf-8"))
+        os.chmod(target, 0o666 & ~mask)  # a report is for sharing (atomic writes start private)
     return path
+
+
+# --- commands --------------------------------------------------------------------------------
+
+
+
+def from_paths(paths: list[Path], settings: Settings, rates: est.Rates | None = None,
+               progress: bool = True) -> dict:
+    """The port pipeline over PATH... in memory (nothing written), then the report (`estimate`)."""
+    from hipport import parallel, runner
+    from hipport.loaders import tools
+
+    root, jobs = runner.plan(paths, settings, runner.DRY_RUN, None)
+    tick, close = runner.stream_progress(len(jobs), progress)
+    try:
+        results = [o.result for o in parallel.run(runner.process, jobs, settings.jobs, tick)]
+    finally:
+        close()
+    return build(results, settings, tools(settings)[0].target_hip, root=root, rates=rates)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
+
+
+def summary_lines(report: dict) -> list[str]:
+    """What `port` prints after its counts line: findings by severity and the estimate."""
+    s = report["summary"]
+    by = s["by_severity"]
+    parts = [_plural(by[sev], sev) for sev in reversed(SEVERITIES) if by.get(sev)]
+    findings = f"findings: {', '.join(parts)}" if parts else "findings: none"
+    pct = s["pct_converted"]
+    converted = (f"{pct:g}% of {s['api_references']} CUDA API references converted automatically"
+                 if pct is not None else "no CUDA API references")
+    return [f"{converted}; {findings}",
+            f"estimated manual work: {est.headline(report['estimate'])} (`hipport estimate` explains it)"]

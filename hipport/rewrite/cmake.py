@@ -1,5 +1,5 @@
 """CMake: the CUDA language, targets and packages -> HIP (CMake >= 3.21), from
-mappings/build/cmake.tsv and libraries.tsv.
+mappings/build_files/cmake.tsv and libraries.tsv.
 
 - `project(... CUDA)`, `enable_language(CUDA)`, `$<COMPILE_LANGUAGE:CUDA>`, `LANGUAGE CUDA` -> HIP;
 - `CMAKE_CUDA_*` variables and `CUDA_*` target properties -> their HIP names; architecture
@@ -72,6 +72,8 @@ def parse(data: bytes) -> tuple[list[Command], list[tuple[int, int]]]:
             i = m.end()
             continue
         args, close = _arguments(data, j + 1, comments)
+        if close >= len(data):
+            break  # an unterminated command: nothing after it is a command either
         line_start = data.rfind(b"\n", 0, i) + 1
         indent = data[line_start:i]
         if indent.strip(b" \t"):
@@ -154,7 +156,7 @@ def _word_re() -> re.Pattern[bytes]:
 @functools.lru_cache(maxsize=None)
 def _text_re() -> re.Pattern[bytes]:
     alts = "|".join(re.escape(n) for n in sorted(_rows().get("text", {}), key=len, reverse=True))
-    return re.compile(alts.encode())
+    return re.compile(alts.encode() if alts else rb"(?!)")
 
 
 _GENEX = re.compile(rb"\$<(COMPILE_LANGUAGE|LINK_LANGUAGE|COMPILE_LANG_AND_ID|LINK_LANG_AND_ID):([^>$]*)>")
@@ -204,6 +206,10 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
             if pkg is not None:
                 a = cmd.args[0]
                 out.edits.append(Edit(a.start, a.end, pkg["hip"].encode(), "cmake", pkg["cuda"]))
+                if len(cmd.args) > 1 and re.fullmatch(rb"\d+(?:\.\d+)*(?:\.\.\.\d+(?:\.\d+)*)?", cmd.args[1].text):
+                    v = cmd.args[1]  # a CUDA version means nothing to the hip package
+                    out.edits.append(Edit(a.end, v.end, b"", "cmake", v.text.decode()))
+                    out.note(v.start, f"CUDA version {v.text.decode()} dropped from find_package")
                 out.note(a.start, f"find_package({pkg['cuda']}) -> find_package({pkg['hip']}): {pkg['note']}")
                 toolkit.append(cmd)
         if name in rows.get("command", {}):
@@ -213,7 +219,7 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
         out.extend(_arch_values(cmd, rows))
         out.extend(_language_property(cmd))
         if name in ("target_link_libraries", "link_libraries"):
-            out.extend(_link_names(cmd, target, needed))
+            out.extend(_link_names(cmd, target))
     uses_hip_language |= any(e.cuda == "CUDA" for e in out.edits)
 
     # Words: CMAKE_CUDA_* variables, CUDA_* properties; FindCUDA's library lists.
@@ -236,8 +242,9 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
     for m in _GENEX.finditer(data):
         if comments.covers(m.start()):
             continue
-        out.extend(_genex(m))
-        uses_hip_language = True
+        genex = _genex(m)
+        out.extend(genex)
+        uses_hip_language |= bool(genex.edits)
 
     # Targets: CUDA::cublas -> roc::hipblas (and its package).
     libs = libraries(target)
@@ -260,12 +267,13 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
         out.extend(_minimum_version(commands))
     # nvcc options in flag variables and target_compile_options: architectures go, since
     # CMAKE_HIP_ARCHITECTURES / HIP_ARCHITECTURES choose the targets.
-    out.extend(flag_edits(data, comments, "drop"))
+    out.extend(flag_edits(data, comments, "drop", why="CMAKE_HIP_ARCHITECTURES / HIP_ARCHITECTURES choose the AMD targets"))
     out.extend(path_edits(data, comments))
-    for m in re.finditer(rb"(?<![\w./-])nvcc(?![\w.-])", data):
-        if not comments.covers(m.start()):
-            out.note(m.start(), "`nvcc` left as written: CMake's HIP language compiles with ROCm's "
-                                "clang++ (CMAKE_HIP_COMPILER), not with hipcc")
+    for cmd in commands:
+        for a in cmd.args:
+            if a.text == b"nvcc" or a.text.endswith(b"/nvcc"):
+                out.note(a.start, f"`{a.text.decode()}` left as written: CMake's HIP language compiles "
+                                  "with ROCm's clang++ (CMAKE_HIP_COMPILER), not with nvcc or hipcc")
     return out
 
 
@@ -294,6 +302,8 @@ def _arch_values(cmd: Command, rows) -> Rewritten:
         if not values:
             continue
         items = [i for v in values for i in v.text.split(b";") if i]
+        if any(b"${" in v.text for v in values):
+            continue  # a variable: it follows the variable's own value
         if not items or not all(_ARCH_ITEM.fullmatch(i) for i in items):
             out.note(values[0].start, "architecture list left as written (not NVIDIA numbers): "
                                       f"use AMD targets such as {arch_list(';')}")
@@ -322,7 +332,7 @@ def _language_property(cmd: Command) -> Rewritten:
     return out
 
 
-def _link_names(cmd: Command, target, needed: dict[str, int]) -> Rewritten:
+def _link_names(cmd: Command, target) -> Rewritten:
     """Bare link names (`cublas`, `-lcurand`) in target_link_libraries."""
     out = Rewritten()
     libs = libraries(target)
@@ -398,8 +408,7 @@ def _sources(data: bytes, commands: list[Command], rename: bool, newline: bytes)
                 continue
             if rename:
                 for a in cu:
-                    end = a.end - (1 if a.quoted else 0)
-                    out.edits.append(Edit(end - 3, end, b".hip", "rename", a.text.decode()))
+                    out.edits.extend(_renamed(a))
                 continue
             var = cmd.args[1].text
             ref = b"${" + var + b"}"
@@ -419,18 +428,27 @@ def _sources(data: bytes, commands: list[Command], rename: bool, newline: bytes)
             continue
         if rename:
             for a in cu:
-                end = a.end - (1 if a.quoted else 0)
-                out.edits.append(Edit(end - 3, end, b".hip", "rename", a.text.decode()))
+                out.edits.extend(_renamed(a))
             continue
-        todo = [a for a in cu if a.text not in marked]
+        # (An argument holding a word this file renames would be copied unrenamed: left out.)
+        todo = [a for a in cu if a.text not in marked and not _word_re().search(a.text)]
         if not todo:
             continue
         marked.update(a.text for a in todo)
-        names = b" ".join(data[a.start : a.end] for a in todo)
+        # A quoted `a.cu;b.cu` is one argument: unquoted, CMake splits it into the files again.
+        names = b" ".join(a.text if a.quoted and b";" in a.text and not re.search(rb"\s", a.text)
+                          else data[a.start : a.end] for a in todo)
         out.edits.append(_after(cmd, b"set_source_files_properties(" + names + b" PROPERTIES LANGUAGE HIP)", newline))
         out.note(cmd.start, f"{len(todo)} .cu source(s) marked LANGUAGE HIP (CMake compiles only .hip "
                             "files as HIP by default; or port with --rename)")
     return out
+
+
+def _renamed(a: Arg) -> list[Edit]:
+    """--rename: each `.cu` of an argument (`a.cu`, `"a.cu;b.cu"`, `*.cu`) -> `.hip`."""
+    base = a.start + (1 if a.quoted else 0)
+    return [Edit(base + m.start(), base + m.end(), b".hip", "rename", a.text.decode("utf-8", "replace"))
+            for m in re.finditer(rb"\.cu(?=;|\Z)", a.text)]
 
 
 def _after(cmd: Command, line: bytes, newline: bytes) -> Edit:

@@ -1,4 +1,4 @@
-"""Dockerfiles: NVIDIA base images -> ROCm images (mappings/build/docker_images.tsv), and the
+"""Dockerfiles: NVIDIA base images -> ROCm images (mappings/build_files/docker_images.tsv), and the
 shell rewrites (tools, nvcc options, paths, PyTorch wheel indexes, TORCH_CUDA_ARCH_LIST ->
 PYTORCH_ROCM_ARCH) in RUN, ENV and ARG instructions. Comment lines stay as they are."""
 
@@ -63,11 +63,30 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
         pos = end + 1
         if keyword == b"FROM":
             out.extend(_from(data, m.end(), end, target))
-        elif keyword == b"RUN":
+        elif keyword in (b"RUN", b"CMD", b"ENTRYPOINT", b"HEALTHCHECK"):
             out.extend(command_edits(data, comments, start=m.end(), end=end, target=target,
                                      rename=settings.rename))
         elif keyword in (b"ENV", b"ARG"):
             out.extend(word_edits(data, comments, start=m.end(), end=end, target=target))
+            if keyword == b"ARG":
+                out.extend(_arg_image(data, m.end(), end, target))
+    return out
+
+
+_ARG_IMAGE = re.compile(rb"\w+=([\w./-]+):([\w.-]+)(?=\s|$)")
+
+
+def _arg_image(data: bytes, start: int, end: int, target: tuple[int, int]) -> Rewritten:
+    """`ARG BASE=nvidia/cuda:12.4.1-devel-ubuntu22.04` (a base image chosen by a build argument)."""
+    out = Rewritten()
+    m = _ARG_IMAGE.match(data, start, end)
+    if m is None:
+        return out
+    found = base_image(m.group(1).decode(), m.group(2).decode(), target)
+    if found is not None:
+        old = data[m.start(1) : m.end(2)].decode()
+        out.edits.append(Edit(m.start(1), m.end(2), found[0].encode(), "docker-image", old))
+        out.note(m.start(1), f"base image `{old}` -> `{found[0]}`: {found[1]}")
     return out
 
 

@@ -12,4 +12,5 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
 
     comments = Spans(comment_spans("make", data))
     bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-    return command_edits(data, comments, start=bom, target=target, rename=settings.rename, policy="offload")
+    return command_edits(data, comments, start=bom, target=target, rename=settings.rename, policy="offload",
+                         quote=False)  # make keeps quotes as part of a value

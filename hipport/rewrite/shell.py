@@ -1,4 +1,4 @@
-"""Command lines: the build tables (mappings/build/*.tsv), the nvcc-flag translator and the
+"""Command lines: the build tables (mappings/build_files/*.tsv), the nvcc-flag translator and the
 word rewrites shared by shell scripts, Makefiles, Dockerfile RUN lines and CMake.
 
 Everything here returns byte-range Edits against the original buffer, never touching comments.
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,20 +24,20 @@ from hipport.errors import MappingError
 def _build_dir() -> Path:
     from hipport.mappings import table_dir  # noqa: PLC0415 - keeps this module cheap to import
 
-    d = table_dir().joinpath("build")
+    d = table_dir().joinpath("build_files")
     if d.is_dir():
         return d
-    return Path(__file__).resolve().parents[2] / "mappings" / "build"
+    return Path(__file__).resolve().parents[2] / "mappings" / "build_files"
 
 
 @functools.lru_cache(maxsize=None)
 def table(name: str) -> tuple[dict[str, str], ...]:
-    """Rows of mappings/build/NAME.tsv as dicts keyed by the header (`#` lines are comments)."""
+    """Rows of mappings/build_files/NAME.tsv as dicts keyed by the header (`#` lines are comments)."""
     path = _build_dir().joinpath(name + ".tsv")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise MappingError(f"build/{name}.tsv: cannot read: {exc}") from exc
+        raise MappingError(f"build_files/{name}.tsv: cannot read: {exc}") from exc
     header: list[str] | None = None
     rows = []
     for lineno, line in enumerate(text.split("\n"), 1):
@@ -49,10 +48,10 @@ def table(name: str) -> tuple[dict[str, str], ...]:
             header = cells
             continue
         if len(cells) != len(header):
-            raise MappingError(f"build/{name}.tsv:{lineno}: {len(cells)} cells, header has {len(header)}")
+            raise MappingError(f"build_files/{name}.tsv:{lineno}: {len(cells)} cells, header has {len(header)}")
         rows.append(dict(zip(header, cells)))
     if header is None:
-        raise MappingError(f"build/{name}.tsv: no header row")
+        raise MappingError(f"build_files/{name}.tsv: no header row")
     return tuple(rows)
 
 
@@ -159,7 +158,7 @@ class FlagRule(NamedTuple):
 # Values of NVIDIA architecture options: sm_80, compute_80,sm_80, native, all, the -gencode
 # pair arch=compute_80,code=sm_80 (code may be quoted or bracketed), or a variable.
 NVARCH = re.compile(
-    r"(?:(?:sm|compute|lto)_\w+(?:,(?:sm|compute|lto)_\w+)*|native|all|all-major"
+    r"(?:(?:sm|compute|lto)_(?:\w+|\$[({]\w+[)}])(?:,(?:sm|compute|lto)_\w+)*|native|all|all-major"
     r"|arch=(?:compute|sm)_\w+(?:,code=(?:\\?\"[\w,]+\\?\"|'[\w,]+'|\[[\w,]+\]|[\w,]+))?"
     r"|\$[({][\w.]+[)}]|\$\w+)\Z"
 )
@@ -196,6 +195,18 @@ def arch_text(sep: str = " ") -> str:
     return sep.join(f"--offload-arch={a}" for a in default_archs())
 
 
+def _keeps_value(rule: FlagRule, value: str | None) -> str | None:
+    """What replaces the flag and its separator when the value stays as written: "" for
+    `unwrap`, the template's prefix for a `replace` ending in {value}; None otherwise."""
+    if not value or value[0] in "\"'":
+        return None
+    if rule.action == "unwrap":
+        return ""
+    if rule.action == "replace" and rule.hip.endswith("{value}") and rule.hip.count("{value}") == 1:
+        return rule.hip[: -len("{value}")]
+    return None
+
+
 def apply_rule(rule: FlagRule, value: str | None) -> list[str] | None:
     """The words a flag becomes (empty: dropped); None for `arch` (the caller decides)."""
     if rule.action == "drop":
@@ -207,10 +218,11 @@ def apply_rule(rule: FlagRule, value: str | None) -> list[str] | None:
     return None
 
 
-# Characters that end a word in build text (shell, make, CMake arguments, quoted strings).
-_END = r"""\s"';()<>,\[\]`|&"""
-_FLAG_WORD = re.compile(r"(?<![^\s\"'(;:>=,\[`])(-{1,2}[A-Za-z][\w.+-]*)(?:=([^" + _END + r"]*))?".encode())
-_NEXT_WORD = re.compile(rb"(?:[ \t]+|[ \t]*\\\r?\n[ \t]*|;)([^" + _END.encode() + rb"]+)")
+# A flag starts a word in build text (shell, make, CMake arguments, quoted strings); its value
+# runs to the end of the word.
+_VALUE = r"""(?:\\"|\$\([\w.]+\)|\$\{[\w.]+\}|[^\s"';()<>`|&])"""
+_FLAG_WORD = re.compile((r"(?<![^\s\"'(;:>=,\[`])(-{1,2}[A-Za-z][\w.+-]*)(?:=(" + _VALUE + r"*))?").encode())
+_NEXT_WORD = re.compile(rb"(?:[ \t]+|[ \t]*\\\r?\n[ \t]*|;)(" + _VALUE.encode() + rb"+)")
 _HSPACE = b" \t"
 
 
@@ -225,7 +237,7 @@ def logical_lines(data: bytes) -> list[int]:
 
 
 def flag_edits(data: bytes, comments: Spans, policy: str, start: int = 0, end: int | None = None,
-               label: str = "nvcc-flag") -> Rewritten:
+               label: str = "nvcc-flag", why: str = "") -> Rewritten:
     """Edits for nvcc options in data[start:end] outside comments. `policy` says what an
     architecture option becomes: "offload" (the first one in a logical line becomes
     --offload-arch for the default targets, the others go) or "drop" (the build system sets
@@ -258,17 +270,35 @@ def flag_edits(data: bytes, comments: Spans, policy: str, start: int = 0, end: i
                 if not value_ok(rule, value):
                     continue
                 span_end = nxt.end()
+        if rule.action == "unwrap" and value and (flag_rules().get(value.split(",")[0].split("=")[0]) is not None):
+            continue  # `-Xcompiler -Xptxas`: not a host option; left for a person to sort out
         if rule.action == "unwrap" and value and value[0] in "\"'":
             out.note(m.start(), f"`{word}` with a quoted value left as written: pass the host options to hipcc directly")
             continue
         if found and m.start() < found[-1][1]:
             continue
-        found.append((m.start(), span_end, apply_rule(rule, value), rule,
-                      data[m.start() : span_end].decode("utf-8", "replace")))
+        text = data[m.start() : span_end].decode("utf-8", "replace")
+        kept = _keeps_value(rule, value)
+        if kept is not None:
+            # `-Xcompiler -fPIC`, `--default-stream per-thread`: only the flag's own bytes change,
+            # so edits inside the value (a renamed variable, a path) still apply.
+            value_start = span_end - len(value.encode("utf-8"))
+            out.edits.append(Edit(m.start(), value_start, kept.encode(), label, text))
+            if rule.action == "unwrap":
+                out.edits.extend(Edit(value_start + i, value_start + i + 1, b" ", label, "")
+                                 for i, c in enumerate(data[value_start:span_end]) if c == ord(","))
+            new = apply_rule(rule, value)
+            out.note(m.start(), f"`{text}` -> `{' '.join(new or [])}`: {rule.note}")
+            found.append((m.start(), span_end, None, rule, ""))  # taken; nothing more to emit
+            continue
+        found.append((m.start(), span_end, apply_rule(rule, value), rule, text))
     lines = logical_lines(data) if any(f[2] is None for f in found) else []
     seen_arch_lines: set[int] = set()
     last = -1
     for s, e, words, rule, text in found:
+        if not text:  # edited above, value kept
+            last = e
+            continue
         if words is None:  # an architecture option
             line = bisect.bisect_right(lines, s) - 1
             if policy == "offload" and line not in seen_arch_lines:
@@ -278,9 +308,7 @@ def flag_edits(data: bytes, comments: Spans, policy: str, start: int = 0, end: i
                 last = e
                 continue
             words = []
-            why = ("the targets come from PYTORCH_ROCM_ARCH / CMAKE_HIP_ARCHITECTURES"
-                   if policy == "drop" else "--offload-arch covers the targets")
-            out.note(s, f"`{text}` removed: {why}")
+            out.note(s, f"`{text}` removed: {why or '--offload-arch covers the AMD targets'}")
         if words:
             new = " ".join(words).encode()
             out.edits.append(Edit(s, e, new, label, text))
@@ -297,22 +325,49 @@ def flag_edits(data: bytes, comments: Spans, policy: str, start: int = 0, end: i
 
 
 def _deletion(data: bytes, s: int, e: int, last: int) -> tuple[int, int]:
-    """The bytes to delete for a dropped word at data[s:e]: the word with the spaces after it,
-    or the spaces before it when it ends its line or string; a word that was a whole quoted
-    argument goes with its quotes. Never reaches back before `last` (the previous edit)."""
+    """The bytes to delete for a dropped word at data[s:e]: the word with the spaces before it
+    (or after it, when it starts its line), or with the `;` list separator before (or after) it;
+    its quotes when it was a whole quoted argument. Never reaches back before `last` (the end
+    of the previous edit)."""
     quote = data[s - 1 : s]
     if s > 0 and quote in (b'"', b"'") and data[e : e + 1] == quote:
         s, e = s - 1, e + 1
-    j = e
-    while j < len(data) and data[j] in _HSPACE:
-        j += 1
-    if j > e and j < len(data) and data[j : j + 1] not in (b"\n", b"\r", b'"', b"'", b")", b"\\", b">"):
-        return s, j
+        # An element of an exec-form list (`RUN ["nvcc", "-lineinfo", "a.cu"]`): its comma too.
+        after = re.match(rb"[ \t]*,[ \t]*", data[e:])
+        if after:
+            return s, e + after.end()
+        before = re.search(rb",[ \t]*\Z", data[max(0, s - 16) : s])
+        if before and data[e : e + 1] == b"]" and s - (len(before.group())) >= max(last, 0):
+            return s - len(before.group()), e
+    if s - 1 >= max(last, 0) and data[s - 1 : s] == b";":
+        return s - 1, e
+    if data[e : e + 1] == b";":
+        return s, e + 1
     i = s
     while i > max(last, 0) and data[i - 1] in _HSPACE:
         i -= 1
     if i < s and i > 0 and data[i - 1 : i] != b"\n":
         return i, e
+    j = e
+    while j < len(data) and data[j] in _HSPACE:
+        j += 1
+    line_start = i == 0 or data[i - 1 : i] == b"\n"
+    cont = re.match(rb"\\\r?\n", data[j : j + 3])
+    if line_start and cont and i >= max(last, 0):
+        return i, j + cont.end()  # a continuation line holding only this word
+    if data[j : j + 1] not in (b"\n", b"\r", b""):
+        return s, j
+    # Alone on a continuation line (`    -lineinfo` after `... \`): the continuation goes too.
+    if i > 0 and data[i - 1 : i] == b"\n":
+        k = i - 1
+        if data[k - 1 : k] == b"\r":
+            k -= 1
+        if data[k - 1 : k] == b"\\":
+            k -= 1
+            while k > 0 and data[k - 1] in _HSPACE:
+                k -= 1
+            if k >= max(last, 0):
+                return k, j
     return s, e
 
 
@@ -322,6 +377,7 @@ def _deletion(data: bytes, s: int, e: int, last: int) -> tuple[int, int]:
 
 _LIB_FLAG = re.compile(rb"(?<![\w-])-l(\w+)(?![\w.+-])")
 _PATH = re.compile(rb"/usr/local/cuda(?:-\d+(?:\.\d+)*)?(/lib64)?(?![\w.-])")
+_VAR_LIB64 = re.compile(rb"\$[({]?(?:CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)[)}]?/(lib64)(?![\w.-])")
 
 
 @functools.lru_cache(maxsize=None)
@@ -366,20 +422,20 @@ def _smi_parsed(data: bytes, s: int, e: int) -> str:
     before, after = data[line_start:s], data[e:line_end]
     if re.search(rb"\$\((?:[^)]*)$|`[^`]*$", before) or re.match(rb"[^|#]*\|(?!\|)", after):
         return "its output is parsed"
-    if re.match(rb"[ \t]+-", after):
-        return "it has options"
+    if re.match(rb"[ \t]+[^\s|;&)>#]", after):
+        return "it has arguments"
     return ""
 
 
 def word_edits(data: bytes, comments: Spans, *, start: int = 0, end: int | None = None,
-               target: tuple[int, int], rename: bool = False) -> Rewritten:
+               target: tuple[int, int], rename: bool = False, quote: bool = True) -> Rewritten:
     """Tools (nvcc -> hipcc, ...), -l link names, CUDA install paths, environment variables
     (TORCH_CUDA_ARCH_LIST -> PYTORCH_ROCM_ARCH with its value, CUDA_HOME -> ROCM_HOME) and,
     with --rename, `.cu` file names in data[start:end] outside comments."""
     out = tool_edits(data, comments, start, end)
     out.extend(link_edits(data, comments, target, start, end))
     out.extend(path_edits(data, comments, start, end))
-    out.extend(env_edits(data, comments, start, end))
+    out.extend(env_edits(data, comments, start, end, quote))
     if rename:
         out.extend(cu_name_edits(data, comments, start, end))
     return out
@@ -432,10 +488,17 @@ def path_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = N
             continue
         new = b"/opt/rocm/lib" if m.group(1) else b"/opt/rocm"
         out.edits.append(Edit(m.start(), m.end(), new, "path", m.group().decode()))
+    for m in _VAR_LIB64.finditer(data, start, end):
+        if not comments.covers(m.start()):
+            out.edits.append(Edit(m.start(1), m.end(1), b"lib", "path", "lib64"))
     return out
 
 
-def env_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:
+def env_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = None,
+              quote: bool = True) -> Rewritten:
+    """Environment variables by name (CUDA_HOME -> ROCM_HOME); an architecture variable's value
+    -> the default AMD targets, `;`-separated (quoted where it was not, if `quote`: a shell
+    would split the list at the `;`)."""
     end = len(data) if end is None else end
     out = Rewritten()
     for m in _env_re().finditer(data, start, end):
@@ -448,17 +511,22 @@ def env_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = No
             continue
         out.edits.append(Edit(m.start(), m.end(), row["hip"].encode(), "env", name))
         if row["kind"] == "arch-env":
-            v = _ARCH_VALUE.match(data, m.end() + 1) if data[m.end() : m.end() + 1] in (b"=", b" ") else None
+            a = _ASSIGN.match(data, m.end(), end)
+            v = _ARCH_VALUE.match(data, a.end()) if a else None
             if v is not None and v.end() <= end:
-                sep = ";"
-                out.edits.append(Edit(v.start("v"), v.end("v"), arch_list(sep).encode(), "arch", v.group("v").decode()))
-                out.note(m.start(), f"`{name}` -> `{row['hip']}={arch_list(sep)}`: {row['note']}")
+                new = arch_list(";")
+                if quote and not v.group("q"):
+                    new = f'"{new}"'
+                out.edits.append(Edit(v.start("v"), v.end("v"), new.encode(), "arch", v.group("v").decode()))
+                out.note(m.start(), f"`{name}` -> `{row['hip']}={arch_list(';')}`: {row['note']}")
             else:
                 out.note(m.start(), f"`{name}` -> `{row['hip']}`: set it to AMD targets such as {arch_list(';')}")
     return out
 
 
-_CU_NAME = re.compile(rb"(?<![\w.-])([\w./%*${}()+-]*)\.cu(?![\w.+-])")
+# Between a variable and its value: `=`, make's `:=` `?=` `+=`, or spaces (Dockerfile ENV/ARG).
+_ASSIGN = re.compile(rb"[ \t]*(?:[:?+!]|::)?=[ \t]*|[ \t]+")
+_CU_NAME = re.compile(rb"(?<=[\w*%})\]])\.cu(?![\w.+-])")
 
 
 def cu_name_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:
@@ -468,13 +536,8 @@ def cu_name_edits(data: bytes, comments: Spans, start: int = 0, end: int | None 
     for m in _CU_NAME.finditer(data, start, end):
         if comments.covers(m.start()):
             continue
-        out.edits.append(Edit(m.end() - 3, m.end(), b".hip", "rename", m.group().decode("utf-8", "replace")))
+        out.edits.append(Edit(m.start(), m.end(), b".hip", "rename", ".cu"))
     return out
-
-
-def renamed_path(path: str, here: str, renamed: frozenset[str]) -> bool:
-    """Whether `path` (relative to folder `here`) names a file --rename renames."""
-    return posixpath.normpath(posixpath.join(here, path)) in renamed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -510,15 +573,45 @@ def shell_comments(data: bytes, start: int = 0, end: int | None = None) -> list[
     return out
 
 
+_PIP_INSTALL = re.compile(rb"\bpip3?\s+install\b((?:[^&;|\n\\]|\\\r?\n|\\.)*)")
+_REQUIREMENT = re.compile(rb"(?<![\w./=-])([A-Za-z0-9][\w.-]*)(?:\[[^\]\s]*\])?(?:[=<>!~]=?[^\s'\"]*)?")
+
+
+def pip_notes(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:
+    """Notes for CUDA-only packages installed with pip (cuda-only-library's table)."""
+    from hipport.rules.cuda_only_library import PYTHON_PACKAGES  # noqa: PLC0415 - the rule's own data
+
+    end = len(data) if end is None else end
+    out = Rewritten()
+    for m in _PIP_INSTALL.finditer(data, start, end):
+        if comments.covers(m.start()):
+            continue
+        args = m.group(1)
+        for r in _REQUIREMENT.finditer(args):
+            word = r.group(1).decode("utf-8", "replace")
+            if args[max(0, r.start() - 1) : r.start()] not in (b"", b" ", b"\t", b"\n", b"'", b'"'):
+                continue
+            if comments.covers(m.start(1) + r.start(1)):
+                continue
+            norm = re.sub(r"[-_.]+", "-", word).lower()
+            pkg = next((p for p in PYTHON_PACKAGES if re.fullmatch(p.pattern, norm)), None)
+            if pkg is not None:
+                out.note(m.start(1) + r.start(1), f"cuda-only-library: `{word}`: {pkg.what}; use {pkg.alternative}")
+    return out
+
+
 def command_edits(data: bytes, comments: Spans, *, start: int = 0, end: int | None = None,
-                  target: tuple[int, int], rename: bool, policy: str = "offload") -> Rewritten:
+                  target: tuple[int, int], rename: bool, policy: str = "offload",
+                  quote: bool = True) -> Rewritten:
     """All command-line rewrites for data[start:end]: tools, link names, paths, environment
-    variables, nvcc flags, PyTorch wheel indexes and (with --rename) .cu names."""
+    variables, nvcc flags, PyTorch wheel indexes and (with --rename) .cu names; notes for
+    CUDA-only packages installed with pip."""
     from hipport.rewrite.requirements import index_edits  # noqa: PLC0415 - circular at import
 
-    out = word_edits(data, comments, start=start, end=end, target=target, rename=rename)
+    out = word_edits(data, comments, start=start, end=end, target=target, rename=rename, quote=quote)
     out.extend(flag_edits(data, comments, policy, start, end))
     out.extend(index_edits(data, comments, target, start, end))
+    out.extend(pip_notes(data, comments, start, end))
     return out
 
 

@@ -85,7 +85,8 @@ def _compute_arch_uses(ctx) -> list:
 
 
 @rule(code="HP701", name="cuda-arch-value-test", category="arch-macro", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'__CUDA_ARCH__',))
 def cuda_arch_value_test(ctx):
     """Reports code selected by an NVIDIA architecture value: `__CUDA_ARCH__ >= 800` and friends.
 
@@ -126,7 +127,8 @@ def cuda_arch_value_test(ctx):
 
 
 @rule(code="HP702", name="cuda-arch-device-pass-test", category="arch-macro", severity="info",
-      effort="low")
+      effort="low",
+      triggers=(b'__CUDA_ARCH__',))
 def cuda_arch_device_pass_test(ctx):
     """Reports `#ifdef __CUDA_ARCH__`-style tests for the device compilation pass.
 
@@ -240,7 +242,8 @@ _COMPILER_MACRO = re.compile(rb"\b__NVCC__\b")
 
 
 @rule(code="HP704", name="nvcc-compiler-test", category="arch-macro", severity="info",
-      effort="low")
+      effort="low",
+      triggers=(b'__NVCC__',))
 def nvcc_compiler_test(ctx):
     """Reports tests of `__NVCC__`, the macro that identifies the nvcc compiler driver.
 

@@ -34,7 +34,8 @@ def _uses(ctx, table: dict[str, str]):
 
 
 @rule(code="HP1001", name="managed-memory-allocation", category="unified-memory",
-      severity="warning", effort="medium")
+      severity="warning", effort="medium",
+      triggers=tuple(n.encode() for n in MANAGED_ALLOCATIONS))
 def managed_memory_allocation(ctx):
     """Reports managed (unified) memory: cudaMallocManaged, cuMemAllocManaged, __managed__.
 
@@ -63,7 +64,8 @@ def managed_memory_allocation(ctx):
 
 
 @rule(code="HP1002", name="managed-memory-hint", category="unified-memory",
-      severity="warning", effort="medium")
+      severity="warning", effort="medium",
+      triggers=tuple(n.encode() for n in MANAGED_HINTS))
 def managed_memory_hint(ctx):
     """Reports prefetch, advice and stream-attach hints on managed memory.
 

@@ -89,7 +89,8 @@ def version_comparisons(ctx):
 
 
 @rule(code="HP751", name="cuda-version-comparison", category="version-macro", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'VERSION', b'_VER'))
 def cuda_version_comparison(ctx):
     """Reports code selected by a CUDA toolkit or library version: `#if CUDA_VERSION >= 11000`.
 

@@ -245,7 +245,8 @@ def warp_size_constant_32(ctx):
 
 
 @rule(code="HP402", name="lane-arithmetic-with-32", category="warp-size", severity="warning",
-      effort="medium")
+      effort="medium",
+      triggers=(b'32', b'31', b'>> 5', b'>>5', b'0x1f', b'0x1F'))
 def lane_arithmetic_with_32(ctx):
     """Flags lane and warp-index arithmetic written with 32, 31 or 5.
 
