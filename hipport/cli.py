@@ -12,7 +12,6 @@ from hipport import __version__
 from hipport.cache import cache_dir
 from hipport.config import load_settings, parse_target
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
-from hipport.report import model as report_model
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -42,6 +41,7 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
     """Port CUDA sources under PATH... to HIP."""
     from hipport import parallel, runner
     from hipport.estimate import load_rates
+    from hipport.report import model as report_model
     from hipport.loaders import tools
 
     modes = [m for m, on in ((runner.OUT, out is not None), (runner.IN_PLACE, in_place),
@@ -172,6 +172,7 @@ def estimate(paths, fmt, calibrate, target_hip, libs, output, jobs):
     from hipport import estimate as est
     from hipport.emit import write_atomic
     from hipport.report import markdown
+    from hipport.report import model as report_model
 
     paths = list(paths)
     settings = load_settings(paths, libs=libs, target_hip=parse_target(target_hip) if target_hip else None, jobs=jobs)

@@ -23,16 +23,16 @@ Facts this module relies on (checked against Debian bookworm's hipcc 5.2.3-8):
 
 from __future__ import annotations
 
-import functools
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import pytest
+
+from hipport import verify
 
 #: The GPU architecture checks compile for. gfx90a (MI200, CDNA2) is accepted by
 #: clang 15; newer ones (gfx942, gfx1100) are not.
@@ -52,31 +52,14 @@ _INSTALL_HINT = (
 
 
 def find_hipcc() -> str | None:
-    """Path of the hipcc to use, or None.
-
-    ``HIPPORT_HIPCC`` overrides the lookup; then PATH; then /usr/bin/hipcc
-    (Debian's location, in case PATH is minimal).
-    """
-    override = os.environ.get("HIPPORT_HIPCC")
-    if override:
-        return override if os.access(override, os.X_OK) else None
-    found = shutil.which("hipcc")
-    if found:
-        return found
-    fallback = "/usr/bin/hipcc"
-    if os.path.isfile(fallback) and os.access(fallback, os.X_OK):
-        return fallback
-    return None
+    """Path of the hipcc to use, or None: the same lookup as `hipport verify`
+    (HIPPORT_HIPCC, then PATH, then Debian's and ROCm's locations)."""
+    return verify.find_hipcc()
 
 
-def hipcc_env() -> dict[str, str]:
-    """The environment hipcc runs with: the current one plus HIP_PLATFORM=amd."""
-    env = dict(os.environ)
-    env["HIP_PLATFORM"] = "amd"
-    return env
+hipcc_env = verify.hipcc_env
 
 
-@functools.lru_cache(maxsize=None)
 def hipcc_version() -> str | None:
     """hipcc's "HIP version: X.Y.Z-N" value (e.g. "5.2.21153-0"), or None."""
     hipcc = find_hipcc()

@@ -80,7 +80,7 @@ __all__ = [
     "cuda_excluded", "device_function_at", "device_functions", "device_pass_only", "eval_int",
     "hip_excluded", "host_pass_only", "in_device_code", "int_constants", "is_template_call", "live",
     "live_includes", "live_nodes", "macro_bodies", "memo", "nodes", "qualifier_macros", "relevant",
-    "relevant_nodes", "SharedDecl", "shared_declarations", "text",
+    "relevant_nodes", "SharedDecl", "shared_declarations", "text", "walk",
 ]
 
 
@@ -521,9 +521,35 @@ def _type_query(node_type: str):
         return None
 
 
+# Below this size one Python walk indexes every node faster than compiling queries (a query
+# costs tens of milliseconds to compile once per process, which matters to pre-commit runs on
+# a few files); above it, per-type queries run in C and win.
+_WALK_BELOW = 64 * 1024
+
+
+def walk(node):
+    """Every node under `node` (itself included), depth first."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _walk_index(ctx) -> dict[str, list]:
+    by_type: dict[str, list] = {}
+    stack = [ctx.tree.root_node]
+    while stack:
+        node = stack.pop()
+        by_type.setdefault(node.type, []).append(node)
+        stack.extend(reversed(node.children))
+    return by_type
+
+
 def _of_type(ctx, node_type: str) -> list:
-    """Every node of one type, in source order: a tree-sitter query runs in C, where a Python
-    walk over every node of the tree would cost more than all the rules together."""
+    """Every node of one type, in source order."""
+    if len(ctx.data) < _WALK_BELOW:
+        return memo(ctx, "node_index", _walk_index).get(node_type, [])
     cache = memo(ctx, "nodes_by_type", lambda _ctx: {})
     found = cache.get(node_type)
     if found is None:

@@ -209,18 +209,12 @@ def _grid_vars(ctx) -> set[str]:
             grid_typed = re.search(r"\b(?:multi_)?grid_group\b", t)
             grid_valued = value is not None and any(
                 n.type == "call_expression" and sx.call_name(n) in ("this_grid", "this_multi_grid")
-                for n in _walk(value))
+                for n in sx.walk(value))
             if grid_typed or grid_valued:
                 out.add(sx.text(d))
     return out
 
 
-def _walk(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 @rule(code="HP804", name="grid-sync-without-cooperative-launch", category="cooperative-groups",

@@ -42,19 +42,13 @@ def _value(ctx, node) -> int | None:
 
 def _literal(ctx, node) -> int | None:
     """Value of a number written out (not through a named constant): 32, 0x1f, 32u, (32 - 1)."""
-    if node is None or any(n.type == "identifier" for n in _walk(node)):
+    if node is None or any(n.type == "identifier" for n in sx.walk(node)):
         return None
-    if not any(n.type == "number_literal" for n in _walk(node)):
+    if not any(n.type == "number_literal" for n in sx.walk(node)):
         return None
     return sx.eval_int(ctx, node)
 
 
-def _walk(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 # --------------------------------------------------------------------------- thread indices
@@ -293,7 +287,7 @@ def _warp_indexed(ctx, name: str, start: int, end: int) -> str | None:
         idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
         if idx is None:
             continue
-        for n in _walk(idx):
+        for n in sx.walk(idx):
             if n.type == "identifier" and _WARP_OR_LANE.search(sx.text(n)):
                 return f"indexed by `{sx.text(n)}`"
             if n.type == "binary_expression" and _lane_math(ctx, n):
@@ -352,7 +346,7 @@ def warp_sized_shared_array(ctx):
 
 
 def _shfl_calls(node):
-    return [n for n in _walk(node) if n.type == "call_expression" and _SHFL.match(sx.call_name(n))]
+    return [n for n in sx.walk(node) if n.type == "call_expression" and _SHFL.match(sx.call_name(n))]
 
 
 @rule(code="HP404", name="shuffle-reduction-from-16", category="warp-size", severity="warning",
@@ -391,7 +385,7 @@ def shuffle_reduction_from_16(ctx):
         cond = loop.child_by_field_name("condition")
         start = None
         if init is not None:
-            vals = [n for n in _walk(init) if n.type in ("init_declarator", "assignment_expression")]
+            vals = [n for n in sx.walk(init) if n.type in ("init_declarator", "assignment_expression")]
             if vals:
                 v = vals[0].child_by_field_name("value") or vals[0].child_by_field_name("right")
                 start = _literal(ctx, v)
@@ -526,7 +520,7 @@ def full_warp_mask_32_bit(ctx):
 
 
 def _ballot_calls(node) -> list:
-    return [n for n in _walk(node) if n.type == "call_expression" and sx.call_name(n) in _BALLOT_LIKE]
+    return [n for n in sx.walk(node) if n.type == "call_expression" and sx.call_name(n) in _BALLOT_LIKE]
 
 
 def _type_text(decl) -> str:
@@ -677,7 +671,7 @@ def popc_on_ballot(ctx):
             continue  # `__clz(__brev(mask))`: reported once, at the outer call
         arg = args[0]
         uses = bool(_ballot_calls(arg)) or any(
-            n.type == "identifier" and sx.text(n) in ballots for n in _walk(arg))
+            n.type == "identifier" and sx.text(n) in ballots for n in sx.walk(arg))
         if uses:
             yield Hit(call.start_byte, call.end_byte,
                       f"`{name}` on a ballot mask sees only lanes 0..31; HIP masks are 64-bit",
@@ -755,7 +749,7 @@ def lane_bit_shift_32(ctx):
         is_full = _full32(ctx, left) is not None
         if not (is_one or is_full):
             continue
-        if not any(n.type == "identifier" and _LANE_NAME.search(sx.text(n)) for n in _walk(right)):
+        if not any(n.type == "identifier" and _LANE_NAME.search(sx.text(n)) for n in sx.walk(right)):
             continue
         if not sx.relevant(ctx, node.start_byte) or not sx.in_device_code(ctx, node.start_byte):
             continue
