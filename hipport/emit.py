@@ -37,6 +37,28 @@ def write_atomic(path: Path, data: bytes, like: Path | None = None, durable: boo
         raise
 
 
+_made: set[Path] = set()
+
+
+def _parent(path: Path) -> None:
+    """mkdir -p once per folder and process: a tree of thousands of files has few folders."""
+    folder = path.parent
+    if folder not in _made:
+        folder.mkdir(parents=True, exist_ok=True)
+        _made.add(folder)
+
+
+def write_copy(path: Path, data: bytes, like: Path) -> None:
+    """Write a file of the output tree (-o OUT) with `like`'s mode. Not atomic: the source is
+    untouched, so an interrupted run loses nothing and the next run writes it again."""
+    _parent(path)
+    if path.is_symlink():
+        path.unlink()  # never write through a link left in OUT by an earlier run
+    with open(path, "wb") as f:
+        f.write(data)
+    os.chmod(path, stat.S_IMODE(like.stat().st_mode))
+
+
 def mirror_link(path: Path, target: str) -> None:
     """Recreate a symlink (one that stays inside the tree) in the output tree."""
     path.parent.mkdir(parents=True, exist_ok=True)

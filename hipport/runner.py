@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 
 from hipport.cache import open_cache
 from hipport.config import NEVER_COPIED, Settings
-from hipport.emit import mirror_link, unified_diff, write_atomic
+from hipport.emit import mirror_link, unified_diff, write_atomic, write_copy
 from hipport.errors import UsageError
 from hipport.files import InputFile, collect
 from hipport.pipeline import FileResult, Ported, output_name, port_source
@@ -91,7 +91,7 @@ def process(job: Job) -> Outcome:
     if f.verbatim:
         if job.mode == OUT:
             try:
-                write_atomic(job.out_root / f.rel, f.path.read_bytes(), like=f.path)
+                write_copy(job.out_root / f.rel, f.path.read_bytes(), like=f.path)
             except OSError as exc:
                 return Outcome(FileResult(f.rel, f.rel, f.kind, "failed", reason=f"cannot copy: {exc}"))
         return Outcome(FileResult(f.rel, f.rel, f.kind, "unchanged", reason="excluded folder: copied as is"))
@@ -108,7 +108,7 @@ def process(job: Job) -> Outcome:
     result = ported.result
     try:
         if job.mode == OUT:
-            write_atomic(job.out_root / result.output, ported.data, like=f.path)
+            write_copy(job.out_root / result.output, ported.data, like=f.path)
         elif job.mode == IN_PLACE and (result.changed or result.output != f.rel):
             target = f.path.with_name(Path(result.output).name)
             write_atomic(target, ported.data, like=f.path, durable=True)

@@ -14,10 +14,14 @@ import pytest
 
 from hiptools import describe, find_hip_header, hipcc_syntax_check, requires_hipcc
 from hipport.cli import main
+from test_port_fixtures import KNOWN_GAPS
 
 ROOT = Path(__file__).resolve().parents[1]
 TU_SUFFIXES = {".cu", ".cpp", ".cc", ".hip"}
-_INCLUDE = re.compile(r'^\s*#\s*include\s*<((?:hip[a-z]*|rocprim|rccl|miopen|roctracer|hipsolver)/[^>]+)>', re.M)
+# Library headers this HIP may lack: HIP/ROCm library folders (rocThrust keeps `thrust/`), and the
+# CUDA headers hipport leaves when the target predates the library (hipBLASLt 5.5, hipSPARSELt 6.0).
+_INCLUDE = re.compile(r'^\s*#\s*include\s*<((?:hip[a-z]*|rocprim|rccl|miopen|roctracer|hipsolver|thrust)/[^>]+'
+                      r'|cublasLt\.h|cusparseLt\.h)>', re.M)
 
 pytestmark = [pytest.mark.hipcc, requires_hipcc]
 
@@ -71,8 +75,11 @@ def ported_fixtures(tmp_path_factory) -> Path:
 
 FIXTURE_TUS = sorted(p.relative_to(ROOT / "fixtures" / "port").as_posix()
                      for p in (ROOT / "fixtures" / "port").rglob("*") if p.suffix in TU_SUFFIXES | {".cuh"})
+# Porter bugs (tests/test_port_fixtures.py): their ported output may not compile until fixed.
+_GAP_TUS = [pytest.param(rel, marks=pytest.mark.xfail(reason=f"porter bug: {KNOWN_GAPS[rel]}"))
+            if rel in KNOWN_GAPS else rel for rel in FIXTURE_TUS]
 
 
-@pytest.mark.parametrize("rel", FIXTURE_TUS)
+@pytest.mark.parametrize("rel", _GAP_TUS)
 def test_ported_fixture_compiles(ported_fixtures: Path, rel: str):
     compile_ok(ported_fixtures / rel)

@@ -22,6 +22,20 @@ EXPECTED = ROOT / "tests" / "expected" / "port"
 PORTED_KINDS = ("cuda", "cpp", "cmake", "setup.py", "make", "docker", "requirements", "shell")
 CASES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and file_kind(p.name) in PORTED_KINDS)
 
+# Porter bugs: the expected file holds the CORRECT output (edited by hand), so these cases fail
+# until hipport is fixed; strict, so a fix that makes one pass must also remove its entry here.
+KNOWN_GAPS: dict[str, str] = {}
+
+
+def _case_params(cases):
+    """Cases as pytest params; known gaps of `test_port_matches_expected` marked xfail(strict)."""
+    out = []
+    for case in cases:
+        reason = KNOWN_GAPS.get(case.relative_to(FIXTURES).as_posix())
+        marks = [pytest.mark.xfail(strict=True, reason=f"porter bug: {reason}")] if reason else []
+        out.append(pytest.param(case, marks=marks, id=case.relative_to(FIXTURES).as_posix()))
+    return out
+
 
 def port(path: Path, data: bytes | None = None) -> bytes:
     settings = load_settings([path])
@@ -35,11 +49,18 @@ def test_there_are_cases():
     assert len(CASES) >= 20
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_known_gaps_exist():
+    for rel in KNOWN_GAPS:
+        assert (FIXTURES / rel).is_file(), f"KNOWN_GAPS names a missing fixture: {rel}"
+
+
+@pytest.mark.parametrize("case", _case_params(CASES))
 def test_port_matches_expected(case: Path, request):
     out = port(case)
     expected = EXPECTED / case.relative_to(FIXTURES)
-    if request.config.getoption("--update-expected"):
+    # A known gap's expected file is the hand-written correct output: never overwrite it.
+    known_gap = case.relative_to(FIXTURES).as_posix() in KNOWN_GAPS
+    if request.config.getoption("--update-expected") and not (known_gap and expected.exists()):
         expected.parent.mkdir(parents=True, exist_ok=True)
         expected.write_bytes(out)
     assert expected.exists(), f"no expected output for {case}; run pytest --update-expected"

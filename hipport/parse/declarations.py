@@ -24,9 +24,11 @@ def might_declare(data: bytes, starts: list[int]) -> bool:
     return False
 
 
-def user_declared(data: bytes) -> set[int]:
-    """Start offsets of identifiers that declare the file's own members and scoped names."""
-    found = tree.captures("declarations", tree.parse(data).root_node)
+def user_declared(data: bytes, parsed=None) -> set[int]:
+    """Start offsets of identifiers that declare the file's own members and scoped names.
+    `parsed`: the file's tree when the caller has one already."""
+    root = (parsed if parsed is not None else tree.parse(data)).root_node
+    found = tree.captures("declarations", root)
     out = {n.start_byte for n in found.get("member", ())}
     for node in found.get("declared", ()):
         parent = node.parent

@@ -147,8 +147,25 @@ def _function(index: int) -> Callable[[Site], Rewrite]:
 
 
 def graph_instantiate_flags(site: Site) -> Rewrite:
-    """CUDA 12's 3-argument cudaGraphInstantiate(&exec, graph, flags) is hipGraphInstantiateWithFlags."""
-    return Rewrite("hipGraphInstantiateWithFlags" if len(site.call.args) == 3 else _name(site))
+    """CUDA 12's cudaGraphInstantiate(&exec, graph[, flags]) is hipGraphInstantiateWithFlags
+    (HIP's hipGraphInstantiate keeps CUDA 11's five arguments, with no defaults)."""
+    n = len(site.call.args)
+    if n == 2:
+        end = site.call.args[-1][1]
+        return Rewrite("hipGraphInstantiateWithFlags", [Edit(end, end, b", 0", "transform", "")])
+    return Rewrite("hipGraphInstantiateWithFlags" if n == 3 else _name(site))
+
+
+def ctx_create_params(site: Site) -> Rewrite:
+    """CUDA 13's cuCtxCreate(&ctx, params, flags, dev): HIP's takes (&ctx, flags, dev). A null
+    params argument is dropped; real creation parameters have no HIP form (left, with a note)."""
+    if len(site.call.args) != 4:
+        return Rewrite(_name(site))
+    params = _arg(site, 1)
+    if params.strip() not in (b"nullptr", b"NULL", b"0"):
+        return Rewrite(_name(site), [], [f"{site.cuda}: creation parameters have no HIP equivalent"])
+    start, end = site.call.args[1][0], site.call.args[2][0]
+    return Rewrite(_name(site), [Edit(start, end, b"", "transform", site.cuda)])
 
 
 def warp_sync(site: Site) -> Rewrite:
@@ -188,6 +205,10 @@ def syncwarp(site: Site) -> Rewrite:
                    ["__syncwarp -> __builtin_amdgcn_wave_barrier(): lanes of a wavefront run in lockstep"])
 
 
+# Not a call rewrite: the name is renamed only where it qualifies another (`cub::`), applied
+# by the renamer itself.
+NAMESPACE_ONLY = "namespace_only"
+
 TRANSFORMS: dict[str, Callable[[Site], Rewrite]] = {
     "event_create_flags": event_create_flags,
     "host_malloc_flags": host_malloc_flags,
@@ -196,6 +217,7 @@ TRANSFORMS: dict[str, Callable[[Site], Rewrite]] = {
     "function_arg0": _function(0),
     "function_arg1": _function(1),
     "graph_instantiate_flags": graph_instantiate_flags,
+    "ctx_create_params": ctx_create_params,
     "warp_sync": warp_sync,
     "activemask": activemask,
     "syncwarp": syncwarp,

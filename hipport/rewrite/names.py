@@ -10,7 +10,7 @@ from hipport.edits import Edit
 from hipport.mappings import Mappings
 from hipport.parse.declarations import might_declare, user_declared
 from hipport.parse.lexer import Lexed
-from hipport.rewrite.calls import TRANSFORMS, Site, parse_call
+from hipport.rewrite.calls import NAMESPACE_ONLY, TRANSFORMS, Site, parse_call
 
 # What a leftover CUDA API name looks like: reported as `unmapped` so nothing stays CUDA silently.
 CUDA_LOOKING = re.compile(
@@ -80,7 +80,8 @@ class Renamed:
     notes: list[tuple[int, str]]  # (offset, text): what a transform wants the report to say
 
 
-def rename_identifiers(lexed: Lexed, mappings: Mappings) -> Renamed:
+def rename_identifiers(lexed: Lexed, mappings: Mappings, parse=None) -> Renamed:
+    """`parse`: returns the file's tree-sitter tree (shared with the analysis), when needed."""
     data = lexed.data
     names, transforms = mappings.names, mappings.transforms
     edits: list[Edit] = []
@@ -88,22 +89,31 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings) -> Renamed:
     leftovers: Counter[bytes] = Counter()
     first: dict[bytes, int] = {}
     mapped = [t.start for t in lexed.identifiers if t.text.decode("ascii") in names]
-    own = user_declared(data) if might_declare(data, mapped) else ()
+    own = user_declared(data, parse() if parse else None) if might_declare(data, mapped) else ()
     for tok in lexed.identifiers:
         word = tok.text.decode("ascii")
         if tok.start in own:
             continue
+        key = word  # the table row: a qualified one (`thrust::cuda::par`) where the code says so
         new = names.get(word)
         context = _context(lexed, tok.start, tok.end)
         if context == "qualified":
-            new = _qualified(lexed, tok.start, word, names)
-            if new is None:
+            key, new = _qualified(lexed, tok.start, word, mappings)
+            if key is None:
                 continue
             context = ""
         if context:
             continue
+        if _unsupported_tail(data, tok.end, key, mappings):
+            # `thrust::cuda::universal_host_pinned_vector`: the whole name has no HIP form, so
+            # its `cuda` must not become `hip` either (its last word is reported below).
+            continue
         transform = transforms.get(word)
-        if transform is not None:
+        if transform == NAMESPACE_ONLY:
+            # `cub::X` is hipCUB's; a variable that happens to be called `cub` is not.
+            if not data[tok.end : tok.end + 16].lstrip(b" \t").startswith(b"::"):
+                continue
+        elif transform is not None:
             call = parse_call(data, tok.end)
             if call is not None:
                 done = TRANSFORMS[transform](Site(data, word, new or "", call, mappings.target_hip))
@@ -113,14 +123,17 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings) -> Renamed:
                 if new is None:
                     continue
         if new is None:
-            # A name the tables keep as it is (ncclAllReduce with RCCL) is ported, not left over.
-            if CUDA_LOOKING.match(tok.text) and (word not in mappings.entries
-                                                 or mappings.unsupported_reason(word) is not None):
-                leftovers[tok.text] += 1
-                first.setdefault(tok.text, tok.start)
+            # A name the tables keep as it is (ncclAllReduce with RCCL) is ported, not left over;
+            # a known qualified name without a HIP form is reported with its qualifiers.
+            if (CUDA_LOOKING.match(tok.text) or key != word) and (
+                    key not in mappings.entries or mappings.unsupported_reason(key) is not None):
+                leftovers[key.encode()] += 1
+                first.setdefault(key.encode(), tok.start)
             continue
-        entry = mappings.lookup(word)
-        edits.append(Edit(tok.start, tok.end, new.encode("ascii"), entry.library if entry else "", word))
+        if new == word:
+            continue  # `par` in `thrust::cuda::par`: only its qualifier changes
+        entry = mappings.lookup(key)
+        edits.append(Edit(tok.start, tok.end, new.encode("ascii"), entry.library if entry else "", key))
     macros = defined_macros(lexed) if leftovers else set()
     unmapped = []
     for name, count in sorted(leftovers.items()):
@@ -132,13 +145,44 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings) -> Renamed:
     return Renamed(edits, unmapped, notes)
 
 
-def _qualified(lexed: Lexed, start: int, word: str, names) -> str | None:
-    """The new last component for `q::word` when the tables map a qualified name."""
+def _qualified(lexed: Lexed, start: int, word: str, mappings: Mappings) -> tuple[str | None, str | None]:
+    """For `q::word`: the qualified table row it matches and the new last word (None when the
+    row has no HIP form here); (None, None) when no qualified row matches."""
     chain = _qualifiers(lexed, start)
     for i in range(len(chain)):
-        new = names.get("::".join(chain[i:] + [word]))
-        if new is not None:
-            return new.rsplit("::", 1)[-1]
+        key = "::".join(chain[i:] + [word])
+        if key in mappings.entries:
+            new = mappings.names.get(key)
+            return key, (new.rsplit("::", 1)[-1] if new is not None else None)
+    return None, None
+
+
+_NEXT_WORD = re.compile(rb"[ \t]*::[ \t]*([A-Za-z_]\w*)")
+_prefix_cache: dict[int, frozenset[str]] = {}
+
+
+def _qualified_prefixes(mappings: Mappings) -> frozenset[str]:
+    """`thrust`, `thrust::cuda`, ...: the proper prefixes of the qualified table rows."""
+    found = _prefix_cache.get(id(mappings))
+    if found is None:
+        parts = (k.split("::") for k in mappings.entries if "::" in k)
+        found = _prefix_cache[id(mappings)] = frozenset(
+            "::".join(p[:i]) for p in parts for i in range(1, len(p)))
+    return found
+
+
+def _unsupported_tail(data: bytes, end: int, key: str, mappings: Mappings) -> str | None:
+    """The longer qualified row (`key::more`) the code continues into, when the tables know it
+    but cannot map it; None otherwise."""
+    prefixes = _qualified_prefixes(mappings)
+    while key in prefixes:
+        m = _NEXT_WORD.match(data, end)
+        if not m:
+            return None
+        key = key + "::" + m.group(1).decode("ascii")
+        if key in mappings.entries:
+            return key if mappings.unsupported_reason(key) is not None else None
+        end = m.end()
     return None
 
 

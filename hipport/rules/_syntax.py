@@ -521,10 +521,12 @@ def _type_query(node_type: str):
         return None
 
 
-# Below this size one Python walk indexes every node faster than compiling queries (a query
-# costs tens of milliseconds to compile once per process, which matters to pre-commit runs on
-# a few files); above it, per-type queries run in C and win.
-_WALK_BELOW = 64 * 1024
+# A query costs tens of milliseconds to compile (once per process); one Python walk indexes
+# a small file's nodes in about a millisecond. So a process walks until a node type has been
+# asked for in a few files, then compiles that type's query and lets C find the nodes: a
+# pre-commit run on one file never pays for compiling, a run over a tree soon stops walking.
+_COMPILE_AFTER = 3
+_asked: dict[str, int] = {}
 
 
 def walk(node):
@@ -546,16 +548,43 @@ def _walk_index(ctx) -> dict[str, list]:
     return by_type
 
 
+# The node types the rules ask for: one combined query finds them all in a single pass over
+# the tree (a query per type would walk the tree once per type).
+_COMMON_TYPES = (
+    "assignment_expression", "binary_expression", "call_expression", "class_specifier",
+    "declaration", "enumerator", "field_declaration", "for_statement", "function_definition",
+    "identifier", "init_declarator", "kernel_call_syntax", "lambda_expression",
+    "optional_parameter_declaration", "parameter_declaration", "return_statement",
+    "struct_specifier", "subscript_expression", "template_type", "type_identifier",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _common_query():
+    return tree_sitter.Query(ts.language(), " ".join(f"({t}) @{t}" for t in _COMMON_TYPES))
+
+
+def _query_index(ctx) -> dict[str, list]:
+    found = tree_sitter.QueryCursor(_common_query()).captures(ctx.tree.root_node)
+    return {t: sorted(nodes, key=lambda n: n.start_byte) for t, nodes in found.items()}
+
+
 def _of_type(ctx, node_type: str) -> list:
     """Every node of one type, in source order."""
-    if len(ctx.data) < _WALK_BELOW:
-        return memo(ctx, "node_index", _walk_index).get(node_type, [])
     cache = memo(ctx, "nodes_by_type", lambda _ctx: {})
     found = cache.get(node_type)
-    if found is None:
+    if found is not None:
+        return found
+    asked = _asked[node_type] = _asked.get(node_type, 0) + 1
+    if asked <= _COMPILE_AFTER:
+        found = memo(ctx, "node_index", _walk_index).get(node_type, [])
+    elif node_type in _COMMON_TYPES:
+        found = memo(ctx, "query_index", _query_index).get(node_type, [])
+    else:
         query = _type_query(node_type)
-        found = [] if query is None else tree_sitter.QueryCursor(query).captures(ctx.tree.root_node).get("n", [])
-        found = cache[node_type] = sorted(found, key=lambda n: n.start_byte)
+        found = [] if query is None else sorted(
+            tree_sitter.QueryCursor(query).captures(ctx.tree.root_node).get("n", []), key=lambda n: n.start_byte)
+    cache[node_type] = found
     return found
 
 

@@ -4,7 +4,7 @@
 constexpr int kThreads = 128;
 
 __global__ void block_sums(const float* in, float* out, int n) {
-    using BlockReduce = cub::BlockReduce<float, kThreads>;
+    using BlockReduce = hipcub::BlockReduce<float, kThreads>;
     __shared__ typename BlockReduce::TempStorage temp;
     int i = blockIdx.x * kThreads + threadIdx.x;
     float v = i < n ? in[i] : 0.0f;
