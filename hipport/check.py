@@ -13,13 +13,12 @@ from hipport.cache import open_cache
 from hipport.analysis import FileContext, analyze, context_for, to_finding
 from hipport.config import Settings, find_config
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
-from hipport.files import InputFile, collect
+from hipport.files import InputFile, collect, unreadable_reason
 from hipport.findings import SEVERITIES, Finding, severity_at_least
 from hipport.rules import CATEGORY_CODES, REGISTRY, Rule, all_rules
 from hipport.rules.suppression import UNUSED_SUPPRESSION
 from hipport import suppress
 
-BINARY_SNIFF = 8192
 # Default fail level: warnings and errors fail a check, info findings do not (they are notes on
 # code that works on HIP but deserves a look, and unused suppressions).
 DEFAULT_FAIL_ON = "warning"
@@ -122,10 +121,9 @@ def load_options(paths: list[Path], select=None, ignore=None, fail_on=None, exit
 def check_source(data: bytes, path: str, kind: str, settings: Settings, rules: Iterable[Rule]) -> FileCheck:
     """Findings for one buffer with suppressions applied. Never raises for the file's content;
     a rule that raises costs its own findings and marks the file failed."""
-    if b"\0" in data[:BINARY_SNIFF]:
-        return FileCheck(path, kind, "skipped", reason="binary file (NUL bytes)")
-    if len(data) > settings.max_file_bytes:
-        return FileCheck(path, kind, "skipped", reason=f"larger than {settings.max_file_bytes // (1024 * 1024)} MiB")
+    reason = unreadable_reason(data, settings)
+    if reason:
+        return FileCheck(path, kind, "skipped", reason=reason)
     try:
         ctx = context_for(data, path, kind, settings)
     except Exception as exc:  # the lexer or table loading: cost one file, never the run

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from hipport.config import NEVER_COPIED, Settings
@@ -15,6 +17,18 @@ CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".i
 _BY_NAME = {"CMakeLists.txt": "cmake", "setup.py": "setup.py", "Makefile": "make",
             "makefile": "make", "GNUmakefile": "make", "Dockerfile": "docker",
             "pyproject.toml": "pyproject"}
+
+
+BINARY_SNIFF = 8192  # a NUL byte in the first 8 KiB: a binary file
+
+
+def unreadable_reason(data: bytes, settings: Settings) -> str | None:
+    """Why a file's bytes are not ported or checked at all (they are copied as they are)."""
+    if b"\0" in data[:BINARY_SNIFF]:
+        return "binary file (NUL bytes)"
+    if len(data) > settings.max_file_bytes:
+        return f"larger than {settings.max_file_bytes // (1024 * 1024)} MiB"
+    return None
 
 
 def file_kind(name: str) -> str:
@@ -55,8 +69,15 @@ class InputFile:
     verbatim: bool = False  # in an excluded (vendored) folder: copied to OUT, never ported
 
 
+@lru_cache(maxsize=32)
+def _pattern(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """All glob patterns as one regex: one match per name, not one per pattern."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns)) if patterns else None
+
+
 def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    pattern = _pattern(patterns)
+    return pattern is not None and pattern.match(name) is not None
 
 
 def _inside(path: Path, root: Path) -> bool:

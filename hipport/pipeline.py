@@ -10,7 +10,7 @@ from hipport.analysis import FileContext
 from hipport.check import check_context
 from hipport.config import Settings
 from hipport.edits import apply_edits
-from hipport.files import is_source
+from hipport.files import is_source, unreadable_reason
 from hipport.findings import Finding
 from hipport.kernels import Scan
 from hipport.kernels import scan as scan_kernels
@@ -23,7 +23,6 @@ from hipport.rewrite.names import cuda_looking_defines, rename_identifiers
 from hipport.rewrite.torch import torch_edits
 from hipport.source import Source
 
-BINARY_SNIFF = 8192
 # Libraries whose names nvcc makes visible without an include in a .cu file.
 _IMPLICIT_LIBRARIES = frozenset({"runtime", "device", "driver", "complex"})
 # Build files: one rewriter per kind, each returning edits against the original bytes + notes.
@@ -104,12 +103,10 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
     `renamed`: relative paths of files renamed by --rename."""
     out_rel = output_name(rel, settings)
     base = dict(source=rel, output=out_rel, kind=kind)
-    if b"\0" in data[:BINARY_SNIFF]:
-        return Ported(data, FileResult(**base, status="skipped", reason="binary file (NUL bytes)",
-                                       encoding="binary"))
-    if len(data) > settings.max_file_bytes:
-        mib = settings.max_file_bytes // (1024 * 1024)
-        return Ported(data, FileResult(**base, status="skipped", reason=f"larger than {mib} MiB"))
+    reason = unreadable_reason(data, settings)
+    if reason:
+        encoding = "binary" if reason.startswith("binary") else _encoding(data)
+        return Ported(data, FileResult(**base, status="skipped", reason=reason, encoding=encoding))
     encoding = _encoding(data)
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     try:
