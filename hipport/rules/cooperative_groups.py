@@ -77,7 +77,8 @@ def _cg_names(ctx, table) -> list[tuple[int, int, str]]:
 
 
 @rule(code="HP801", name="cooperative-groups-api-not-in-hip", category="cooperative-groups",
-      severity="error", effort="medium")
+      severity="error", effort="medium",
+      triggers=tuple(n.encode() for n in MISSING))
 def cg_api_not_in_hip(ctx):
     """Flags cooperative-groups functions that HIP does not provide.
 
@@ -110,7 +111,8 @@ def cg_api_not_in_hip(ctx):
 
 
 @rule(code="HP802", name="cooperative-groups-api-recent-hip-only", category="cooperative-groups",
-      severity="warning", effort="medium")
+      severity="warning", effort="medium",
+      triggers=tuple(n.encode() for n in RECENT) + tuple(RECENT_HEADERS))
 def cg_api_recent_hip_only(ctx):
     """Flags cooperative-groups features HIP added only recently or implements differently.
 
@@ -148,7 +150,8 @@ def cg_api_recent_hip_only(ctx):
 
 
 @rule(code="HP803", name="thread-block-cluster", category="cooperative-groups", severity="error",
-      effort="high")
+      effort="high",
+      triggers=tuple(n.encode() for n in CLUSTER))
 def thread_block_cluster(ctx):
     """Flags thread-block clusters: `this_cluster()`, `cluster_group`, `__cluster_dims__`.
 
@@ -218,7 +221,8 @@ def _grid_vars(ctx) -> set[str]:
 
 
 @rule(code="HP804", name="grid-sync-without-cooperative-launch", category="cooperative-groups",
-      severity="warning", effort="medium")
+      severity="warning", effort="medium",
+      triggers=(b"grid",))
 def grid_sync_without_cooperative_launch(ctx):
     """Flags grid-wide syncs in a file that never launches a kernel cooperatively.
 
