@@ -22,30 +22,12 @@ from hipport.cli import main
 from hipport.config import Settings
 from hipport.findings import severity_at_least
 from hipport.rules import CATEGORY_CODES, REGISTRY, Hit, all_rules, load_rule_modules, rule
+from clitools import TEST_RULE_DOC, free_code
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = """
-    What it does:
-        Test rule.
-
-    Why it matters on AMD GPUs:
-        Test rule.
-
-    Example:
-        x % 32
-
-    Fix:
-        Nothing.
-    """
+DOC = TEST_RULE_DOC
 
 
-def free_code(category: str) -> str:
-    base = CATEGORY_CODES[category]
-    top = min([v for v in CATEGORY_CODES.values() if v > base], default=base + 50)
-    for n in range(top - 1, base, -1):
-        if f"HP{n}" not in REGISTRY:
-            return f"HP{n}"
-    raise AssertionError(f"no free code in {category}")
 
 
 class Boom(Exception):

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from hipport import __version__
-from hipport.cli import main
 from hipport.config import Settings
 from hipport.pipeline import tools
+from clitools import hipport
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "saxpy_ops"
@@ -30,15 +30,6 @@ FIXTURES = REPO / "fixtures"
 BROKEN = FIXTURES / "broken"
 
 
-def hipport(*args) -> int:
-    """Run the CLI in-process; return its exit code."""
-    try:
-        main([str(a) for a in args])
-    except SystemExit as exc:
-        if exc.code is None:
-            return 0
-        return exc.code if isinstance(exc.code, int) else 1
-    return 0
 
 
 def files_under(root: Path) -> dict[str, bytes]:

@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from hipport import estimate as est
-from hipport.cli import main
 from hipport.errors import HipportError
+from clitools import hipport
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "saxpy_ops"
@@ -30,12 +30,6 @@ RATES = est.Rates(
 )
 
 
-def hipport(*args) -> int:
-    try:
-        main([str(a) for a in args])
-    except SystemExit as exc:
-        return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
-    return 0
 
 
 def findings(n: int, category: str, effort: str, severity: str = "warning") -> list[dict]:

@@ -22,12 +22,12 @@ import jsonschema
 import pytest
 
 from hipport import kernels as kern
-from hipport.cli import main
 from hipport.config import Settings
 from hipport.loaders import tools
 from hipport.pipeline import FileResult
 from hipport.report import model
 from hipport.rules import REGISTRY, all_rules
+from clitools import hipport
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = REPO / "fixtures" / "projects" / "nbody_lite"
@@ -36,12 +36,6 @@ EXPECTED = REPO / "tests" / "expected" / "report"
 SCRIPT_TEXT = "<script>alert(1)</script>"
 
 
-def hipport(*args) -> int:
-    try:
-        main([str(a) for a in args])
-    except SystemExit as exc:
-        return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
-    return 0
 
 
 def schema() -> dict:

@@ -16,33 +16,14 @@ from hipport.check import check_source
 from hipport.config import Settings
 from hipport.errors import HipportError
 from hipport.files import file_kind
-from hipport.rules import CATEGORY_CODES, REGISTRY, Hit, load_rule_modules, rule
+from hipport.rules import REGISTRY, Hit, load_rule_modules, rule
+from clitools import TEST_RULE_DOC, free_code
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = Settings()
-DOC = """
-    What it does:
-        Test rule.
-
-    Why it matters on AMD GPUs:
-        Test rule.
-
-    Example:
-        x % 32
-
-    Fix:
-        Nothing.
-    """
+DOC = TEST_RULE_DOC
 
 
-def free_code(category: str) -> str:
-    """The highest unused code in a category's block (real rules count up from the bottom)."""
-    base = CATEGORY_CODES[category]
-    top = min([v for v in CATEGORY_CODES.values() if v > base], default=base + 50)
-    for n in range(top - 1, base, -1):
-        if f"HP{n}" not in REGISTRY:
-            return f"HP{n}"
-    raise AssertionError(f"no free code in {category}")
 
 
 @pytest.fixture(scope="module")
