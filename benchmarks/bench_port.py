@@ -5,15 +5,18 @@
     python benchmarks/bench_port.py /tmp/corpus              # table
     python benchmarks/bench_port.py /tmp/corpus --json -     # JSON on stdout
 
-For each tool the corpus is ported twice into fresh output folders: a "cold" run
-(empty cache folders, first run) and then --warm "warm" runs (same cache folders,
-files in the OS page cache). Every run happens in a fresh wrapper process that
+For each tool the corpus is ported twice: a "cold" run (empty cache folders, a new
+output folder) and then --warm "warm" runs: the same command again, as a user re-runs
+it (same cache folders and output folder, files in the OS page cache; hipify-perl,
+which edits a copy in place, gets a fresh copy each time). Every run happens in a fresh wrapper process that
 starts the tool, waits for it and reports wall time and
 getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of the largest single
 process of that run (the tool or one of its worker processes), not a sum.
 
 Tools:
   hipport -j 1, hipport -j N   always (`hipport` next to this Python, else `python -m hipport`)
+  hipport-check -j 1           `hipport check CORPUS --exit-zero`: the analysis alone, no
+                               output tree (what pre-commit runs)
   torch-hipify                 when `torch` is importable here: torch.utils.hipify's
                                hipify() with is_pytorch_extension=True (copies the tree,
                                then rewrites; timing includes importing torch)
@@ -34,7 +37,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -98,6 +100,8 @@ class Tool:
     jobs: int
     # (corpus, out) -> ([corpus, out] to copy first, or None; commands to run)
     plan: Callable[[str, str], tuple[list[str] | None, list[list[str]]]] = field(repr=False)
+    # a warm run repeats the command on the cold run's output folder (False: a fresh copy)
+    same_out: bool = True
 
 
 def scan(corpus: Path) -> Corpus:
@@ -147,6 +151,8 @@ def make_tools(jobs: int, only: set[str] | None) -> list[Tool]:
         for j in sorted({1, jobs}):
             tools.append(Tool("hipport", j, lambda src, out, j=j: (
                 None, [[*base, "port", src, "-o", out, "-j", str(j)]])))
+        tools.append(Tool("hipport-check", 1, lambda src, out: (
+            None, [[*base, "check", src, "--exit-zero", "-j", "1"]])))
     if torch_available():
         tools.append(
             Tool("torch-hipify", 1, lambda src, out: (None, [[sys.executable, "-c", _TORCH_HIPIFY, src, out]]))
@@ -165,14 +171,15 @@ def make_tools(jobs: int, only: set[str] | None) -> list[Tool]:
             # Paths are relative to `out`, the wrapper's cwd once the copy exists.
             return [src, out], [[*perl, "-inplace", "-quiet-warnings", *b] for b in batches]
 
-        tools.append(Tool("hipify-perl", 1, plan))
+        tools.append(Tool("hipify-perl", 1, plan, same_out=False))
     if only:
         tools = [t for t in tools if t.name in only]
     return tools
 
 
-def measure(tool: Tool, phase: str, corpus: Corpus, scratch: Path, cache: Path, keep: bool) -> Run:
-    out = scratch / f"out-{tool.name}-j{tool.jobs}-{phase}-{time.monotonic_ns()}"
+def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> Run:
+    if phase == "cold" or not tool.same_out:
+        shutil.rmtree(out, ignore_errors=True)
     copy, commands = tool.plan(corpus.path, str(out))
     # hipify-perl edits the copy in place, so it runs inside it; the other tools
     # run in the cache folder, in case they keep a cache in the working directory.
@@ -185,8 +192,6 @@ def measure(tool: Tool, phase: str, corpus: Corpus, scratch: Path, cache: Path, 
         [sys.executable, "-c", _WRAPPER, json.dumps(spec)], env=env, cwd=cache,
         stdin=subprocess.DEVNULL, capture_output=True, text=True,
     )
-    if not keep:
-        shutil.rmtree(out, ignore_errors=True)
     if proc.returncode != 0:
         return Run(tool.name, tool.jobs, phase, 0.0, 0.0, 0.0, 0.0, proc.returncode, proc.stderr[-2000:])
     res = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -225,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="worker count for the parallel hipport run (default: CPU count)")
     parser.add_argument("--warm", type=int, default=1, help="warm runs after the cold one (default 1)")
-    parser.add_argument("--tools", help="comma-separated subset: hipport,torch-hipify,hipify-perl")
+    parser.add_argument("--tools", help="comma-separated subset: hipport,hipport-check,torch-hipify,hipify-perl")
     parser.add_argument("--json", metavar="FILE", nargs="?", const="-",
                         help="write results as JSON to FILE ('-' or no value: stdout, instead of the table)")
     parser.add_argument("--scratch", type=Path, help="folder for outputs and caches (default: a temp dir)")
@@ -250,11 +255,14 @@ def main(argv: list[str] | None = None) -> int:
             cache = scratch_root / f"cache-{tool.name}-j{tool.jobs}"
             shutil.rmtree(cache, ignore_errors=True)
             cache.mkdir()
+            out = scratch_root / f"out-{tool.name}-j{tool.jobs}"
             for phase in ["cold"] + ["warm"] * args.warm:
-                run = measure(tool, phase, corpus, scratch_root, cache, args.keep)
+                run = measure(tool, phase, corpus, out, cache)
                 runs.append(run)
                 if args.json != "-":
                     print(f"  {tool.name} -j {tool.jobs} {phase}: {run.wall_s:.2f} s", file=sys.stderr)
+            if not args.keep:
+                shutil.rmtree(out, ignore_errors=True)
     finally:
         if not args.keep and not args.scratch:
             shutil.rmtree(scratch_root, ignore_errors=True)

@@ -12,6 +12,7 @@ from hipport.findings import Finding
 from hipport.loaders import tools
 from hipport.mappings import Mappings
 from hipport.parse import tree as ts
+from hipport.parse.declarations import user_declared
 from hipport.parse.lexer import Lexed
 from hipport.rules import Hit, Rule, all_rules
 from hipport.source import Source
@@ -26,6 +27,7 @@ class FileContext:
     mappings: Mappings
     settings: Settings
     source: Source = field(init=False)
+    memo: dict = field(init=False, default_factory=dict, repr=False)  # rules._syntax.memo's
 
     def __post_init__(self) -> None:
         self.source = Source(self.data, self.path)
@@ -34,6 +36,12 @@ class FileContext:
     def tree(self):
         """The tree-sitter syntax tree, parsed on first use."""
         return ts.parse(self.data)
+
+    @cached_property
+    def declared(self) -> set[int]:
+        """Offsets of the identifiers that declare the file's own members and scoped names
+        (parse.declarations): the renamer and the rules both skip them."""
+        return user_declared(self.data, self.tree)
 
     def captures(self, query: str) -> dict:
         """Captures of parse/queries/QUERY.scm over the whole tree."""
@@ -63,8 +71,13 @@ def to_finding(ctx: FileContext, rule: Rule, hit: Hit) -> Finding:
 def analyze(ctx: FileContext, rules: Iterable[Rule] | None = None) -> list[Finding]:
     """Every rule's findings for one file, sorted by position; no suppression applied here."""
     out: list[Finding] = []
-    for r in all_rules() if rules is None else rules:
-        if ctx.kind in r.kinds and r.may_fire(ctx.data):
+    rules = [r for r in (all_rules() if rules is None else rules) if ctx.kind in r.kinds]
+    # Each distinct trigger is searched once per file, not once per rule that names it.
+    data = ctx.data
+    found = {t for t in {t for r in rules for t in r.triggers}
+             if (t in data if isinstance(t, bytes) else t.search(data))}
+    for r in rules:
+        if not r.triggers or not found.isdisjoint(r.triggers):
             out.extend(to_finding(ctx, r, hit) for hit in r.check(ctx))
     return sorted(set(out), key=lambda f: (f.line, f.column, f.rule, f.message))
 

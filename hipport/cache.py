@@ -2,8 +2,9 @@
 again. Entries are keyed by everything that can change a result (the file's bytes and path,
 the settings, hipport's own code and the mapping tables), so an upgrade invalidates them.
 
-Where: $HIPPORT_CACHE_DIR, else $XDG_CACHE_HOME/hipport, else ~/.cache/hipport.
-`--no-cache` (or HIPPORT_CACHE_DIR=off) turns it off. A broken entry is a miss, never an error.
+Where: $HIPPORT_CACHE_DIR, else $XDG_CACHE_HOME/hipport, else ~/.cache/hipport; one SQLite
+file there. `--no-cache` (or HIPPORT_CACHE_DIR=off) turns it off. A broken entry or cache file
+is a miss, never an error.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
+import sqlite3
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,67 @@ def code_fingerprint() -> bytes:
     return h.digest()
 
 
+_DB_NAME = "cache.sqlite3"
+
+
 @lru_cache(maxsize=8)
 def open_cache(root: Path | None, namespace: str, context: Any) -> "Cache":
     """One Cache per process and run: the salt is hashed once."""
     return Cache(root, namespace, context)
+
+
+def _store(root: Path) -> "_Store | None":
+    """One connection per process and cache folder; None when the folder is unusable."""
+    return _open_store(root, os.getpid())  # a forked worker must not reuse its parent's
+
+
+@lru_cache(maxsize=4)
+def _open_store(root: Path, pid: int) -> "_Store | None":
+    try:
+        return _Store(root)
+    except (OSError, sqlite3.Error):
+        return None
+
+
+class _Store:
+    """All entries of a cache folder in one SQLite file: one insert costs tens of microseconds
+    where a file per entry costs a file creation (the larger part of a cold run's system time),
+    and a warm run reads its entries without opening a file each. Several processes (`-j N`
+    workers, parallel pre-commit hooks) share it through SQLite's locking. Entries of another
+    hipport build or other tables can never be hit again, so they are dropped when one first
+    opens the store: the file does not grow across upgrades."""
+
+    def __init__(self, root: Path):
+        root.mkdir(parents=True, exist_ok=True)
+        path = root / _DB_NAME
+        try:
+            self.db = self._connect(path)
+        except sqlite3.DatabaseError:  # not a database (truncated, overwritten): start again
+            path.unlink(missing_ok=True)
+            self.db = self._connect(path)
+
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        # A lost entry is a miss, so durability is not worth an fsync per insert.
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB)")
+        db.execute("CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID")
+        row = db.execute("SELECT value FROM meta WHERE name = 'code'").fetchone()
+        if row is None or row[0] != code_fingerprint():
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM entries")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('code', ?)", (code_fingerprint(),))
+            db.execute("COMMIT")
+        return db
+
+    def get(self, key: bytes) -> bytes | None:
+        row = self.db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self.db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?)", (key, value))
 
 
 class Cache:
@@ -66,27 +124,24 @@ class Cache:
         self.root = root
         self._salt = hashlib.sha256(code_fingerprint() + namespace.encode() + repr(context).encode()).digest()
 
-    def key(self, data: bytes, rel: str) -> str:
-        return hashlib.sha256(self._salt + rel.encode("utf-8", "surrogateescape") + b"\0" + data).hexdigest()
+    def key(self, data: bytes, rel: str) -> bytes:
+        return hashlib.sha256(self._salt + rel.encode("utf-8", "surrogateescape") + b"\0" + data).digest()
 
-    def get(self, key: str) -> Any | None:
-        if self.root is None:
+    def get(self, key: bytes) -> Any | None:
+        store = _store(self.root) if self.root is not None else None
+        if store is None:
             return None
         try:
-            with open(self.root / key[:2] / key, "rb") as f:
-                return pickle.load(f)
-        except Exception:  # missing, truncated or from an incompatible build: a miss
+            raw = store.get(key)
+            return None if raw is None else pickle.loads(raw)
+        except Exception:  # unreadable, or pickled by an incompatible build: a miss
             return None
 
-    def put(self, key: str, value: Any) -> None:
-        if self.root is None:
+    def put(self, key: bytes, value: Any) -> None:
+        store = _store(self.root) if self.root is not None else None
+        if store is None:
             return
-        folder = self.root / key[:2]
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, folder / key)
-        except OSError:
-            pass  # a read-only or full cache folder costs speed, never the run
+            store.put(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        except (sqlite3.Error, pickle.PicklingError):
+            pass  # a read-only, full or locked cache costs speed, never the run

@@ -37,26 +37,57 @@ def write_atomic(path: Path, data: bytes, like: Path | None = None, durable: boo
         raise
 
 
-_made: set[Path] = set()
+_made: set[str] = set()
 
 
-def _parent(path: Path) -> None:
+def _parent(path: str) -> None:
     """mkdir -p once per folder and process: a tree of thousands of files has few folders."""
-    folder = path.parent
+    folder = os.path.dirname(path)
     if folder not in _made:
-        folder.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         _made.add(folder)
 
 
-def write_copy(path: Path, data: bytes, like: Path) -> None:
-    """Write a file of the output tree (-o OUT) with `like`'s mode. Not atomic: the source is
-    untouched, so an interrupted run loses nothing and the next run writes it again."""
+def read_with_mode(path: Path) -> tuple[bytes, int]:
+    """A file's bytes and permission bits, from one open (no separate stat of the path)."""
+    with open(path, "rb") as f:
+        return f.read(), stat.S_IMODE(os.fstat(f.fileno()).st_mode)
+
+
+def write_copy(path: str, data: bytes, mode: int) -> None:
+    """Write a file of the output tree (-o OUT) with permission bits `mode`. Not atomic: the
+    source is untouched, so an interrupted run loses nothing and the next run writes it again.
+    A file that already holds exactly these bytes and mode is left alone: a re-run into the same
+    OUT rewrites only what changed, and build tools see unchanged files as unchanged."""
     _parent(path)
-    if path.is_symlink():
-        path.unlink()  # never write through a link left in OUT by an earlier run
-    with open(path, "wb") as f:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_ISLNK(st.st_mode):
+            os.unlink(path)  # never write through a link left in OUT by an earlier run
+        elif (stat.S_ISREG(st.st_mode) and st.st_size == len(data)
+              and stat.S_IMODE(st.st_mode) == mode and _holds(path, data)):
+            return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileNotFoundError:  # its folder was removed since _parent() saw it
+        _made.discard(os.path.dirname(path))
+        _parent(path)
+        fd = os.open(path, flags, 0o600)
+    with open(fd, "wb") as f:
         f.write(data)
-    os.chmod(path, stat.S_IMODE(like.stat().st_mode))
+        os.fchmod(fd, mode)
+
+
+def _holds(path: str, data: bytes) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read() == data
+    except OSError:
+        return False
 
 
 def mirror_link(path: Path, target: str) -> None:

@@ -104,8 +104,8 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
     real_root = root.resolve()
     found: dict[str, InputFile] = {}
 
-    def add(path: Path) -> None:
-        rel = path.absolute().relative_to(root).as_posix()
+    def add(path: Path, rel: str | None = None) -> None:
+        rel = rel or path.absolute().relative_to(root).as_posix()
         if rel in found:
             return
         kind = file_kind(path.name)
@@ -121,6 +121,32 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
             return
         found[rel] = InputFile(path, rel, kind)
 
+    def walk(folder: str, rel: str, verbatim: bool) -> None:
+        # os.scandir's entries know their type without a stat per file: trees have tens of
+        # thousands of files.
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        prefix = rel + "/" if rel != "." else ""
+        for e in entries:
+            name = e.name
+            if e.is_dir():
+                if _excluded(name, NEVER_COPIED):
+                    continue
+                if e.is_symlink():
+                    add(Path(e.path), prefix + name)  # recreated as a link, never followed
+                else:
+                    # Inside an excluded folder that is not build output: copied to OUT, never ported.
+                    walk(e.path, prefix + name, verbatim or _excluded(name, settings.excluded))
+            # The default excludes name folders (build, vendor, ...); only the user's
+            # extend-exclude patterns also match file names.
+            elif not _excluded(name, settings.extend_exclude):
+                file_rel = prefix + name
+                if e.is_file(follow_symlinks=False):
+                    if file_rel not in found:
+                        found[file_rel] = InputFile(Path(e.path), file_rel, file_kind(name), verbatim=verbatim)
+                else:
+                    add(Path(e.path), file_rel)  # a link, a FIFO, a socket, a device
+
     for p in paths:
         p = p.absolute()
         if p.is_symlink() and p.is_file():
@@ -131,27 +157,5 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
         if not p.is_dir() or p.is_symlink():
             add(p)
             continue
-        for folder, dirs, names in os.walk(p):
-            here = Path(folder)
-            # Inside an excluded folder that is not build output: copied to OUT, never ported.
-            verbatim = any(_excluded(part, settings.excluded) for part in here.relative_to(p).parts)
-            keep = []
-            for d in sorted(dirs):
-                if _excluded(d, NEVER_COPIED):
-                    continue
-                if (here / d).is_symlink():
-                    add(here / d)  # recreated as a link, never followed
-                else:
-                    keep.append(d)
-            dirs[:] = keep
-            for name in names:
-                # The default excludes name folders (build, vendor, ...); only the user's
-                # extend-exclude patterns also match file names.
-                if _excluded(name, settings.extend_exclude):
-                    continue
-                add(here / name)
-                rel = (here / name).absolute().relative_to(root).as_posix()
-                f = found[rel]
-                if verbatim and f.link is None and f.skip is None:
-                    found[rel] = InputFile(f.path, rel, f.kind, verbatim=True)
+        walk(str(p), p.relative_to(root).as_posix(), verbatim=False)
     return root, [found[k] for k in sorted(found)]

@@ -125,7 +125,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
                                        findings=findings, notes=tuple(notes)))
     try:
         src, lexed = ctx.source, ctx.lexed
-        renamed_ids = rename_identifiers(lexed, mappings, lambda: ctx.tree)
+        renamed_ids = rename_identifiers(lexed, mappings, lambda: ctx.declared)
         edits, unmapped = renamed_ids.edits, renamed_ids.unmapped
         notes += [f"line {src.line_col(offset)[0]}: {text}" for offset, text in renamed_ids.notes]
         include_edits, included = rewrite_includes(lexed, mappings, _renamed_includes(lexed, rel, renamed))

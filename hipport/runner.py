@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import posixpath
 import sys
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Callable, Iterable
 
 from hipport.cache import open_cache
 from hipport.config import NEVER_COPIED, Settings
-from hipport.emit import mirror_link, unified_diff, write_atomic, write_copy
+from hipport.emit import mirror_link, read_with_mode, unified_diff, write_atomic, write_copy
 from hipport.errors import UsageError
 from hipport.files import InputFile, collect
 from hipport.pipeline import FileResult, Ported, output_name, port_source
@@ -91,12 +92,12 @@ def process(job: Job) -> Outcome:
     if f.verbatim:
         if job.mode == OUT:
             try:
-                write_copy(job.out_root / f.rel, f.path.read_bytes(), like=f.path)
+                write_copy(os.path.join(job.out_root, f.rel), *read_with_mode(f.path))
             except OSError as exc:
                 return Outcome(FileResult(f.rel, f.rel, f.kind, "failed", reason=f"cannot copy: {exc}"))
         return Outcome(FileResult(f.rel, f.rel, f.kind, "unchanged", reason="excluded folder: copied as is"))
     try:
-        data = f.path.read_bytes()
+        data, mode = read_with_mode(f.path)
     except OSError as exc:
         return Outcome(FileResult(f.rel, out_rel, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}"))
     cache = open_cache(job.cache_root, "port", (settings.cache_key(), settings.max_file_bytes, job.renamed))
@@ -108,7 +109,7 @@ def process(job: Job) -> Outcome:
     result = ported.result
     try:
         if job.mode == OUT:
-            write_copy(job.out_root / result.output, ported.data, like=f.path)
+            write_copy(os.path.join(job.out_root, result.output), ported.data, mode)
         elif job.mode == IN_PLACE and (result.changed or result.output != f.rel):
             target = f.path.with_name(Path(result.output).name)
             write_atomic(target, ported.data, like=f.path, durable=True)

@@ -4,6 +4,7 @@ anything that could change a result (bytes, path, settings, hipport's code or ta
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -29,9 +30,15 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HIPPORT_CACHE_DIR", str(tmp_path / "cache"))
-    cache_mod.open_cache.cache_clear()
+    forget_open_caches()
     yield tmp_path / "cache"
+    forget_open_caches()
+
+
+def forget_open_caches() -> None:
+    """What a new process starts with: no Cache objects, no open database."""
     cache_mod.open_cache.cache_clear()
+    cache_mod._open_store.cache_clear()
 
 
 def count_ports(monkeypatch) -> list:
@@ -74,18 +81,39 @@ def test_an_upgrade_invalidates_entries(tmp_path, private_cache, monkeypatch, ca
     assert run("port", EXAMPLE, "-o", tmp_path / "a", "-j", "1") == 0
     n = len(calls)
     monkeypatch.setattr(cache_mod, "code_fingerprint", lambda: b"another hipport or other tables")
-    cache_mod.open_cache.cache_clear()
+    forget_open_caches()
     assert run("port", EXAMPLE, "-o", tmp_path / "b", "-j", "1") == 0
     assert len(calls) == 2 * n
+    # the first build's entries can never be hit again: they were dropped, not kept beside
+    db = sqlite3.connect(private_cache / cache_mod._DB_NAME)
+    assert db.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == n
+
+
+def test_parallel_workers_share_the_cache(tmp_path, private_cache, capsys):
+    assert run("port", ROOT / "fixtures" / "port", "-o", tmp_path / "a", "-j", "2") == 0
+    db = sqlite3.connect(private_cache / cache_mod._DB_NAME)
+    stored = db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    assert stored >= 16  # more files than the serial threshold: the pool's workers wrote them
+    db.close()
+    forget_open_caches()
+    assert run("port", ROOT / "fixtures" / "port", "-o", tmp_path / "b", "-j", "2") == 0
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
 
 
 def test_a_broken_entry_is_a_miss(tmp_path, private_cache, capsys):
     assert run("port", EXAMPLE, "-o", tmp_path / "a", "-j", "1") == 0
+    forget_open_caches()
     for entry in private_cache.rglob("*"):
         if entry.is_file():
             entry.write_bytes(b"not a pickle")
     assert run("port", EXAMPLE, "-o", tmp_path / "b", "-j", "1") == 0
     assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+    # a readable cache file whose entries do not unpickle
+    forget_open_caches()
+    with sqlite3.connect(private_cache / cache_mod._DB_NAME) as db:
+        assert db.execute("UPDATE entries SET value = x'8004deadbeef'").rowcount > 0
+    assert run("port", EXAMPLE, "-o", tmp_path / "c", "-j", "1") == 0
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "c")
 
 
 def test_check_uses_the_cache_too(tmp_path, private_cache, monkeypatch, capsys):

@@ -135,6 +135,33 @@ def test_out_mirrors_the_tree(tmp_path, capsysbinary):
     assert captured.err.strip()
 
 
+def test_out_again_rewrites_only_what_differs(tmp_path, capsysbinary):
+    src = make_tree(tmp_path / "proj")
+    out = tmp_path / "out"
+    assert hipport("port", src, "-o", out) == 0
+    old = 1_000_000_000  # mark every output file with an old mtime
+    for p in out.rglob("*"):
+        os.utime(p, (old, old))
+    (out / "README.md").write_bytes(b"edited by hand\n")  # wrong bytes: written again
+    (out / "src" / "main.cpp").chmod(0o600)  # wrong mode: written again
+    (src / "include" / "k.cuh").write_bytes(HEADER + b"// changed\n")  # new input
+    assert hipport("port", src, "-o", out) == 0
+    rewritten = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.stat().st_mtime != old}
+    assert rewritten == {"README.md", "src/main.cpp", "include/k.cuh"}
+    assert files_under(out)["README.md"] == files_under(src)["README.md"]
+    assert stat.S_IMODE((out / "src" / "main.cpp").stat().st_mode) == stat.S_IMODE((src / "src" / "main.cpp").stat().st_mode)
+    assert (out / "include" / "k.cuh").read_bytes().endswith(b"// changed\n")
+
+
+def test_out_removed_between_runs_of_one_process(tmp_path, capsysbinary):
+    src = make_tree(tmp_path / "proj")
+    out = tmp_path / "out"
+    assert hipport("port", src, "-o", out) == 0
+    shutil.rmtree(out)  # the same process (an editor plugin, a test) ports again
+    assert hipport("port", src, "-o", out) == 0
+    assert sorted(files_under(out)) == sorted(files_under(src))
+
+
 def test_out_given_a_single_file(tmp_path, capsysbinary):
     src = make_tree(tmp_path / "proj")
     out = tmp_path / "out"

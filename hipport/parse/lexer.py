@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterable
 
 # Device-code markers: nvcc includes cuda_runtime.h implicitly where these appear; hipcc does not.
@@ -151,7 +152,12 @@ class Lexer:
             # match would make finditer retry from inside the words just skipped.
             rb"|(?P<end>\Z)"
         )
-        self._pattern = re.compile(skip + rb"(?:" + token + rb")", re.S)
+        self._source = skip + rb"(?:" + token + rb")"
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[bytes]:
+        # Compiled on first use (tens of milliseconds): a run served from the cache needs none.
+        return re.compile(self._source, re.S)
 
     def lex(self, data: bytes) -> Lexed:
         out = Lexed(data)

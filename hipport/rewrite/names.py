@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Callable
 
 from hipport.edits import Edit
 from hipport.mappings import Mappings
@@ -34,13 +35,13 @@ def _context(lexed: Lexed, start: int, end: int) -> str:
     """'member', 'qualified', 'pasted' or '' for an identifier at data[start:end]."""
     data = lexed.data
     stop = lexed.previous_code(start)
-    before = data[max(0, stop - _LOOKBEHIND) : stop]
-    if before.endswith(b"##") or data[end : end + 8].lstrip().startswith(b"##"):
+    last = data[max(0, stop - 2) : stop]  # most names: neither `.`, `->`, `::` nor `##`
+    if last == b"##" or (b"#" in data[end : end + 8] and data[end : end + 8].lstrip().startswith(b"##")):
         return "pasted"
-    if before.endswith(b".") or before.endswith(b"->"):
+    if last.endswith(b".") or last == b"->":
         return "member"
-    if before.endswith(b"::"):
-        q = before[:-2].rstrip()
+    if last == b"::":
+        q = data[max(0, stop - _LOOKBEHIND) : stop - 2].rstrip()
         # `::cudaFree` (global scope) is the CUDA function; `mylib::cudaFree` or `T<U>::x` is not.
         if q.endswith(b">") or _TRAILING_WORD.search(q):
             return "qualified"
@@ -80,8 +81,9 @@ class Renamed:
     notes: list[tuple[int, str]]  # (offset, text): what a transform wants the report to say
 
 
-def rename_identifiers(lexed: Lexed, mappings: Mappings, parse=None) -> Renamed:
-    """`parse`: returns the file's tree-sitter tree (shared with the analysis), when needed."""
+def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], set[int]] | None = None) -> Renamed:
+    """`declared`: returns the file's own declarations (parse.declarations.user_declared),
+    shared with the analysis; called only when the file might declare a mapped name."""
     data = lexed.data
     names, transforms = mappings.names, mappings.transforms
     edits: list[Edit] = []
@@ -89,7 +91,10 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, parse=None) -> Renamed:
     leftovers: Counter[bytes] = Counter()
     first: dict[bytes, int] = {}
     mapped = [t.start for t in lexed.identifiers if t.text.decode("ascii") in names]
-    own = user_declared(data, parse() if parse else None) if might_declare(data, mapped) else ()
+    if not might_declare(data, mapped):
+        own = ()
+    else:
+        own = declared() if declared else user_declared(data)
     for tok in lexed.identifiers:
         word = tok.text.decode("ascii")
         if tok.start in own:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
 
@@ -51,13 +52,10 @@ class Rule:
     effort: str
     check: Callable[..., Iterable[Hit]]
     kinds: frozenset[str]
-    # The cheap pre-check: the rule runs only on files containing one of these byte strings
-    # (empty: always). A superset of what the rule can flag, searched in C, so most files
-    # never pay for the rule's parse and walk.
-    triggers: tuple[bytes, ...] = ()
-
-    def may_fire(self, data: bytes) -> bool:
-        return not self.triggers or any(t in data for t in self.triggers)
+    # The cheap pre-check: the rule runs only on files containing one of these byte strings,
+    # or matching one of these compiled patterns (empty: always). A superset of what the rule
+    # can flag, searched in C (analysis.analyze), so most files never pay for its parse and walk.
+    triggers: tuple[bytes | re.Pattern[bytes], ...] = ()
 
     @property
     def doc(self) -> str:
@@ -72,7 +70,7 @@ REGISTRY: dict[str, Rule] = {}
 
 
 def rule(*, code: str, name: str, category: str, severity: str, effort: str,
-         kinds: Iterable[str] = ("cuda", "cpp"), triggers: Iterable[bytes] = ()):
+         kinds: Iterable[str] = ("cuda", "cpp"), triggers: Iterable[bytes | re.Pattern[bytes]] = ()):
     if category not in CATEGORY_CODES:
         raise ValueError(f"{code}: unknown category {category!r}")
     if severity not in SEVERITIES or effort not in EFFORTS:
@@ -101,9 +99,17 @@ def doc_sections(doc: str) -> dict[str, str]:
     return {k: "\n".join(v).strip() for k, v in out.items()}
 
 
+_by_code: tuple[tuple[Rule, ...], list[Rule]] = ((), [])
+
+
 def all_rules() -> list[Rule]:
+    """Every rule, by code (sorted again only when the registry changed: every file asks)."""
+    global _by_code
     load_rule_modules()
-    return sorted(REGISTRY.values(), key=lambda r: r.code)
+    registered = tuple(REGISTRY.values())
+    if _by_code[0] != registered:
+        _by_code = (registered, sorted(registered, key=lambda r: r.code))
+    return list(_by_code[1])
 
 
 def find(key: str) -> list[Rule]:

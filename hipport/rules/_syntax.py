@@ -88,7 +88,7 @@ __all__ = [
 
 def memo(ctx, key: str, compute: Callable):
     """compute(ctx), once per context and key. The cache lives on the context object."""
-    cache = ctx.__dict__.setdefault("_hipport_syntax_cache", {})
+    cache = ctx.memo
     try:
         return cache[key]
     except KeyError:
@@ -426,16 +426,27 @@ def _truth_of(expr: str | None, env) -> bool | None:
     return _PPEval(_pp_tokens(expr), *env).parse().truth()
 
 
+@functools.lru_cache(maxsize=4096)
+def _truths(cond: str | None) -> tuple[bool | None, bool | None, bool | None]:
+    """The condition's truth in nvcc's host pass, its device pass, and hipcc. Cached: the same
+    conditions (`__CUDACC__`, include guards, version tests) recur across a tree's files."""
+    return _truth_of(cond, _HOST_ENV), _truth_of(cond, _DEVICE_ENV), _truth_of(cond, _HIP_ENV)
+
+
 @dataclass
 class _Branches:
     starts: list[int]  # directive start offsets, sorted
-    paths: list[tuple]  # the branch path in force *after* each directive
-    state: dict  # (block, n) -> (host, device, hip): each bool | None
+    # per directive: (never in nvcc's host pass, never in its device pass, never compiled by
+    # hipcc) for the code after it, up to the next directive
+    passes: list[tuple[bool, bool, bool]]
+
+
+_NO_PASS_EXCLUDED = (False, False, False)
 
 
 def _branches(ctx) -> _Branches:
     data = ctx.data
-    starts, paths, state = [], [], {}
+    starts, passes, state = [], [], {}
     # block id -> list of each earlier branch's (host, device) condition truth
     earlier: dict[int, list[tuple]] = {}
     for d in ctx.lexed.directives:
@@ -444,9 +455,7 @@ def _branches(ctx) -> _Branches:
             block, n = d.branch[-1]
             line, _ = _logical_line(data, d.start)
             cond = _condition(line, name)
-            host = _truth_of(cond, _HOST_ENV)
-            dev = _truth_of(cond, _DEVICE_ENV)
-            hip = _truth_of(cond, _HIP_ENV)
+            host, dev, hip = _truths(cond)
             prior = earlier.setdefault(block, [])
             state[(block, n)] = (_active(host, [p[0] for p in prior]),
                                  _active(dev, [p[1] for p in prior]),
@@ -454,8 +463,18 @@ def _branches(ctx) -> _Branches:
             prior.append((host, dev, hip))
         path = d.branch[:-1] if name == "endif" else d.branch
         starts.append(d.start)
-        paths.append(path)
-    return _Branches(starts, paths, state)
+        passes.append(_excluded_passes(path, state))
+    return _Branches(starts, passes)
+
+
+def _excluded_passes(path: tuple, state: dict) -> tuple[bool, bool, bool]:
+    no_host = no_dev = no_hip = False
+    for key in path:
+        host, dev, hip = state.get(key, (None, None, None))
+        no_host |= host is False
+        no_dev |= dev is False
+        no_hip |= hip is False
+    return (no_host, no_dev, no_hip) if no_host or no_dev or no_hip else _NO_PASS_EXCLUDED
 
 
 def _active(cond: bool | None, prior: list) -> bool | None:
@@ -467,22 +486,11 @@ def _active(cond: bool | None, prior: list) -> bool | None:
     return None
 
 
-def _path_at(ctx, offset: int) -> tuple:
-    br = memo(ctx, "branches", _branches)
-    i = bisect.bisect_right(br.starts, offset) - 1
-    return br.paths[i] if i >= 0 else ()
-
-
 def _pass_states(ctx, offset: int) -> tuple[bool, bool, bool]:
     """(never in nvcc's host pass, never in its device pass, never compiled by hipcc)."""
     br = memo(ctx, "branches", _branches)
-    no_host = no_dev = no_hip = False
-    for key in _path_at(ctx, offset):
-        host, dev, hip = br.state.get(key, (None, None, None))
-        no_host |= host is False
-        no_dev |= dev is False
-        no_hip |= hip is False
-    return no_host, no_dev, no_hip
+    i = bisect.bisect_right(br.starts, offset) - 1
+    return br.passes[i] if i >= 0 else _NO_PASS_EXCLUDED
 
 
 def cuda_excluded(ctx, offset: int) -> bool:
@@ -503,11 +511,17 @@ def device_pass_only(ctx, offset: int) -> bool:
 
 
 def live(ctx, offset: int) -> bool:
-    return ctx.in_code(offset) and not cuda_excluded(ctx, offset)
+    if ctx.lexed.in_comment_or_string(offset):
+        return False
+    no_host, no_dev, _ = _pass_states(ctx, offset)
+    return not (no_host and no_dev)
 
 
 def relevant(ctx, offset: int) -> bool:
-    return live(ctx, offset) and not hip_excluded(ctx, offset)
+    if ctx.lexed.in_comment_or_string(offset):
+        return False
+    no_host, no_dev, no_hip = _pass_states(ctx, offset)
+    return not (no_host and no_dev) and not no_hip
 
 
 # --------------------------------------------------------------------------- tree access

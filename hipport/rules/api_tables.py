@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from hipport.mappings import Entry, parse_version
-from hipport.parse.declarations import might_declare, user_declared
+from hipport.parse.declarations import might_declare
 from hipport.parse.lexer import Lexed
 from hipport.rewrite.names import _context, defined_macros
 from hipport.rules import Hit, rule
@@ -114,7 +114,7 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
     if not hits:
         return
     data = ctx.data
-    own = user_declared(data) if might_declare(data, [t.start for t in hits]) else ()
+    own = ctx.declared if might_declare(data, [t.start for t in hits]) else ()
     macros = defined_macros(lexed)
     directives = directives_of(ctx)
     for tok in hits:

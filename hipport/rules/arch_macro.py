@@ -42,6 +42,7 @@ _PROP_AUTO = re.compile(
 _PROP_CALL_MEMBER = re.compile(
     rb"\bget(?:Current)?DeviceProperties\s*\([^()]*\)\s*->\s*(major|minor)\b")
 _MEMBER_TAIL = rb"\s*(?:\[[^\]\n]*\])?\s*(?:\.|->)\s*"
+_OBJECT_BEFORE = re.compile(rb"[A-Za-z_]\w*" + _MEMBER_TAIL + rb"\Z")
 _CMP_AFTER = re.compile(rb"\s*(?:[=!<>]=|>(?!>)|<(?!<)|\*\s*10{1,2}\b)")
 _CMP_BEFORE = re.compile(rb"(?:[=!<>]=|(?<![-<>])>|(?<!<)<)\s*\Z")
 
@@ -86,7 +87,7 @@ def _compute_arch_uses(ctx) -> list:
 
 @rule(code="HP701", name="cuda-arch-value-test", category="arch-macro", severity="warning",
       effort="medium",
-      triggers=(b'__CUDA_ARCH__',))
+      triggers=(b'__CUDA_ARCH',))
 def cuda_arch_value_test(ctx):
     """Reports code selected by an NVIDIA architecture value: `__CUDA_ARCH__ >= 800` and friends.
 
@@ -163,7 +164,9 @@ def cuda_arch_device_pass_test(ctx):
 
 
 @rule(code="HP703", name="compute-capability-check", category="arch-macro", severity="warning",
-      effort="medium")
+      effort="medium",
+      # every finding is a `major`/`minor` member or a name in CAPABILITY_NAMES
+      triggers=(b"major", b"minor", b"ComputeCapability", b"COMPUTE_CAPABILITY"))
 def compute_capability_check(ctx):
     """Reports run-time compute-capability checks: `prop.major >= 7`, capability attributes.
 
@@ -193,16 +196,15 @@ def compute_capability_check(ctx):
         return data.count(b"\n", 0, offset)
 
     hits: list[tuple[int, int, str]] = []
-    props = {m.group(1) for m in _PROP_DECL.finditer(data)} | {
-        m.group(1) for m in _PROP_AUTO.finditer(data)}
-    props.discard(b"const")
+    props = _prop_objects(data)
     if props:
         names = b"|".join(re.escape(p) for p in sorted(props))
         member = re.compile(rb"\b(?:" + names + rb")" + _MEMBER_TAIL + rb"(major|minor)\b")
         for m in ctx.code_matches(member):
             hits.append((m.start(1), m.end(1), "member"))
-    for m in ctx.code_matches(_PROP_CALL_MEMBER):
-        hits.append((m.start(1), m.end(1), "member"))
+    if b"DeviceProperties" in data:
+        for m in ctx.code_matches(_PROP_CALL_MEMBER):
+            hits.append((m.start(1), m.end(1), "member"))
     for start, end, name in identifier_uses(ctx, CAPABILITY_NAMES):
         hits.append((start, end, name))
     directives = directives_of(ctx)
@@ -232,9 +234,21 @@ def compute_capability_check(ctx):
                   "AMD-specific paths")
 
 
+def _prop_objects(data: bytes) -> set[bytes]:
+    """Names of the device-property objects the file declares. The regexes start with an
+    alternation, which re cannot search for quickly: a substring test skips most files."""
+    props = set()
+    if b"DeviceProp" in data or b"CUdevprop" in data:
+        props.update(m.group(1) for m in _PROP_DECL.finditer(data))
+    if b"DeviceProperties" in data:
+        props.update(m.group(1) for m in _PROP_AUTO.finditer(data))
+    props.discard(b"const")
+    return props
+
+
 def _before_member(data: bytes, line_start: int, member_start: int) -> bytes:
     """The text before `obj.major` / `obj->major` on its line (without the object)."""
-    m = re.search(rb"[A-Za-z_]\w*" + _MEMBER_TAIL + rb"\Z", data[line_start:member_start])
+    m = _OBJECT_BEFORE.search(data[line_start:member_start])
     return data[line_start : line_start + m.start()] if m else data[line_start:member_start]
 
 

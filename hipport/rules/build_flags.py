@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
 
 BUILD_KINDS = ("cmake", "make", "setup.py", "pyproject", "docker")
 
@@ -28,21 +29,27 @@ BUILD_KINDS = ("cmake", "make", "setup.py", "pyproject", "docker")
 # scanners
 
 
+_CMAKE_SPECIAL = re.compile(rb'["#[]')  # the only bytes where the CMake scanner has work
+_CMAKE_QUOTED_BODY = re.compile(rb'(?:\\.|[^"\\])*', re.S)  # up to the closing quote
+_BRACKET_OPEN = re.compile(rb"\[(=*)\[")
+
+
 def _cmake_comments(data: bytes) -> list[tuple[int, int]]:
-    out, i, n = [], 0, len(data)
-    bracket_open = re.compile(rb"\[(=*)\[")
-    while i < n:
+    out, n, i = [], len(data), 0
+    while (special := _CMAKE_SPECIAL.search(data, i)) is not None:
+        i = special.start()
         c = data[i : i + 1]
-        if c == b'"':  # quoted argument: skip to the closing quote
-            i += 1
-            while i < n and data[i : i + 1] != b'"':
-                i += 2 if data[i : i + 1] == b"\\" else 1
-            i += 1
-        elif c == b"[" and (m := bracket_open.match(data, i)):  # bracket argument
-            close = data.find(b"]" + m.group(1) + b"]", m.end())
-            i = n if close < 0 else close + len(m.group(1)) + 2
-        elif c == b"#":
-            m = bracket_open.match(data, i + 1)
+        if c == b'"':  # quoted argument: skip past the closing quote
+            i = _CMAKE_QUOTED_BODY.match(data, i + 1).end() + 1
+        elif c == b"[":
+            m = _BRACKET_OPEN.match(data, i)
+            if m:  # bracket argument
+                close = data.find(b"]" + m.group(1) + b"]", m.end())
+                i = n if close < 0 else close + len(m.group(1)) + 2
+            else:
+                i += 1
+        else:  # "#"
+            m = _BRACKET_OPEN.match(data, i + 1)
             if m:  # bracket comment
                 close = data.find(b"]" + m.group(1) + b"]", m.end())
                 end = n if close < 0 else close + len(m.group(1)) + 2
@@ -51,8 +58,6 @@ def _cmake_comments(data: bytes) -> list[tuple[int, int]]:
                 end = n if end < 0 else end
             out.append((i, end))
             i = end
-        else:
-            i += 1
     return out
 
 
@@ -177,34 +182,65 @@ def tests_rocm(expr: ast.AST) -> bool:
     return False
 
 
-def rocm_split_lines(data: bytes) -> list[tuple[int, int]]:
+def rocm_split_lines(data: bytes, tree: ast.AST | None = None) -> list[tuple[int, int]]:
     """Line ranges of Python `if`/ternary constructs whose condition tests for ROCm: both of
-    their branches are already platform-specific, so neither is a porting finding."""
-    tree = parse_python(data)
+    their branches are already platform-specific, so neither is a porting finding. `tree` is
+    data's syntax tree where the caller has it."""
+    if tree is None:
+        tree = parse_python(data)
     if tree is None:
         return []
     return [(node.lineno, node.end_lineno) for node in ast.walk(tree)
             if isinstance(node, (ast.If, ast.IfExp)) and tests_rocm(node.test)]
 
 
+# Per-file caches: several rules (here, in cuda-only-library and pytorch-extension) scan the same
+# build file, each with several patterns, so each file is tokenized, parsed and scanned once.
+
+def python_tree(ctx) -> ast.AST | None:
+    """parse_python(ctx.data), once per file (callers must not modify the tree)."""
+    return sx.memo(ctx, "build_flags.python_tree", lambda c: parse_python(c.data))
+
+
+def python_string_tokens(ctx) -> list[tuple[int, bytes]]:
+    """python_strings(ctx.data), once per file."""
+    return sx.memo(ctx, "build_flags.python_strings", lambda c: python_strings(c.data))
+
+
+def _python_build_strings(ctx) -> list[tuple[int, bytes]]:
+    """The string literals that count as build text: those outside ROCm-split constructs."""
+    data = ctx.data
+    split = rocm_split_lines(data, python_tree(ctx))
+    if not split:
+        return python_string_tokens(ctx)
+    newlines = [m.start() for m in re.finditer(rb"\n", data)]
+    out = []
+    for base, raw in python_string_tokens(ctx):
+        line = bisect.bisect_left(newlines, base) + 1
+        if not any(a <= line <= b for a, b in split):
+            out.append((base, raw))  # else in an `if <ROCm test>:` construct: already split
+    return out
+
+
+def _comments(ctx) -> tuple[list[tuple[int, int]], list[int]]:
+    """The file's comment spans and their start offsets."""
+    def compute(c):
+        spans = comment_spans(c.kind, c.data)
+        return spans, [s for s, _ in spans]
+
+    return sx.memo(ctx, "build_flags.comments", compute)
+
+
 def build_matches(ctx, pattern: re.Pattern[bytes]) -> Iterator[tuple[int, int, bytes]]:
     """(start, end, text) of each match of `pattern` in what counts as build text: outside
     comments for build files, inside string literals for Python."""
-    data = ctx.data
     if ctx.kind in ("setup.py", "python"):
-        split = rocm_split_lines(data)
-        newlines = [m.start() for m in re.finditer(rb"\n", data)] if split else []
-        for base, raw in python_strings(data):
-            if split:
-                line = bisect.bisect_left(newlines, base) + 1
-                if any(a <= line <= b for a, b in split):
-                    continue  # in an `if <ROCm test>:` construct: already split by platform
+        for base, raw in sx.memo(ctx, "build_flags.build_strings", _python_build_strings):
             for m in pattern.finditer(raw):
                 yield base + m.start(), base + m.end(), m.group()
         return
-    spans = comment_spans(ctx.kind, data)
-    starts = [s for s, _ in spans]
-    for m in pattern.finditer(data):
+    spans, starts = _comments(ctx)
+    for m in pattern.finditer(ctx.data):
         i = bisect.bisect_right(starts, m.start()) - 1
         if i >= 0 and m.start() < spans[i][1]:
             continue
@@ -222,17 +258,27 @@ class Flag:
     suggestion: str
 
 
-_B = rb"(?<![\w-])"  # a flag starts after a space, quote, '=' or ';'
+def _option(*spellings: bytes) -> bytes:
+    """A regex for an nvcc option spelled as one of `spellings` (regexes, each starting with '-')
+    that starts after a space, quote, '=' or ';' (not after a word character or '-').
+
+    Written `-(?<![\\w-]-)...`, the same as `(?<![\\w-])-...`: a pattern that starts with a
+    literal lets the regex engine scan for it quickly instead of trying every position."""
+    if not all(s.startswith(b"-") for s in spellings):
+        raise ValueError(f"option spellings must start with '-': {spellings!r}")
+    return rb"-(?<![\w-]-)(?:" + b"|".join(s[1:] for s in spellings) + rb")"
+
+
 _E = rb"(?![\w-])"
 
 ARCH_FLAGS = (
-    Flag(_B + rb"(?:-arch|--gpu-architecture)(?:=|\s+)(?:sm|compute|lto)_\w+",
+    Flag(_option(rb"-arch", rb"--gpu-architecture") + rb"(?:=|\s+)(?:sm|compute|lto)_\w+",
          "an nvcc option naming an NVIDIA architecture; hipcc does not take AMD targets from it",
          "hipcc/clang: --offload-arch=gfx90a (one per target GPU, e.g. gfx90a and gfx942)"),
     Flag(rb"\barch=compute_\w+(?:,code=(?:\\?\"[\w,]+\\?\"|\[[\w,]+\]|[\w,]+))?",
          "an nvcc -gencode architecture pair for NVIDIA GPUs; hipcc does not understand it",
          "hipcc/clang: --offload-arch=gfx90a (one per target GPU)"),
-    Flag(_B + rb"-code(?:=|\s+)(?:sm|compute)_\w+",
+    Flag(_option(rb"-code") + rb"(?:=|\s+)(?:sm|compute)_\w+",
          "an nvcc option naming NVIDIA code targets; hipcc does not understand it",
          "hipcc/clang: --offload-arch=gfx90a"),
     Flag(rb"(?:(?<=-D)|\b)CMAKE_CUDA_ARCHITECTURES\b",
@@ -247,37 +293,41 @@ ARCH_FLAGS = (
 )
 
 NVCC_ONLY_FLAGS = (
-    Flag(_B + rb"(?:-Xptxas|--ptxas-options)" + _E, "passes options to ptxas, NVIDIA's assembler",
+    Flag(_option(rb"-Xptxas", rb"--ptxas-options") + _E,
+         "passes options to ptxas, NVIDIA's assembler",
          "drop it; for register and spill reports use -Rpass-analysis=kernel-resource-usage"),
-    Flag(_B + rb"--resource-usage" + _E, "prints NVIDIA kernel resource usage",
+    Flag(_option(rb"--resource-usage") + _E, "prints NVIDIA kernel resource usage",
          "-Rpass-analysis=kernel-resource-usage"),
-    Flag(_B + rb"(?:-lineinfo|--generate-line-info)" + _E, "nvcc line-number information",
+    Flag(_option(rb"-lineinfo", rb"--generate-line-info") + _E, "nvcc line-number information",
          "-gline-tables-only"),
-    Flag(_B + rb"-{1,2}use_fast_math" + _E, "nvcc fast-math mode",
+    Flag(_option(rb"--?use_fast_math") + _E, "nvcc fast-math mode",
          "-ffast-math (check accuracy: the set of relaxations differs)"),
-    Flag(_B + rb"(?:-Xcompiler|--compiler-options)" + _E, "forwards options to the host compiler",
+    Flag(_option(rb"-Xcompiler", rb"--compiler-options") + _E,
+         "forwards options to the host compiler",
          "hipcc is clang: pass host options directly, without -Xcompiler"),
-    Flag(_B + rb"--expt-relaxed-constexpr" + _E, "lets device code call constexpr host functions",
+    Flag(_option(rb"--expt-relaxed-constexpr") + _E,
+         "lets device code call constexpr host functions",
          "drop it: HIP-Clang allows constexpr functions in device code"),
-    Flag(_B + rb"--(?:expt-)?extended-lambda" + _E, "enables __device__ lambdas in nvcc",
+    Flag(_option(rb"--(?:expt-)?extended-lambda") + _E, "enables __device__ lambdas in nvcc",
          "drop it: HIP-Clang accepts __device__ lambdas"),
-    Flag(_B + rb"-{1,2}ftz(?:=|\s+)(?:true|false)" + _E, "nvcc denormal flushing",
+    Flag(_option(rb"--?ftz") + rb"(?:=|\s+)(?:true|false)" + _E, "nvcc denormal flushing",
          "-fgpu-flush-denormals-to-zero / -fno-gpu-flush-denormals-to-zero"),
-    Flag(_B + rb"-{1,2}prec-(?:div|sqrt)(?:=|\s+)(?:true|false)" + _E,
+    Flag(_option(rb"--?prec-(?:div|sqrt)") + rb"(?:=|\s+)(?:true|false)" + _E,
          "nvcc division/square-root precision",
          "-fhip-fp32-correctly-rounded-divide-sqrt (or its -fno- form)"),
-    Flag(_B + rb"-{1,2}maxrregcount(?:=|\s+)\d+", "caps NVIDIA registers per thread",
+    Flag(_option(rb"--?maxrregcount") + rb"(?:=|\s+)\d+", "caps NVIDIA registers per thread",
          "no flag equivalent: bound occupancy with __launch_bounds__ on the kernels"),
-    Flag(_B + rb"-{1,2}default-stream(?:=|\s+)per-thread" + _E, "nvcc per-thread default stream",
+    Flag(_option(rb"--?default-stream") + rb"(?:=|\s+)per-thread" + _E,
+         "nvcc per-thread default stream",
          "-fgpu-default-stream=per-thread"),
-    Flag(_B + rb"(?:-Xnvlink|--nvlink-options)" + _E, "passes options to nvlink",
+    Flag(_option(rb"-Xnvlink", rb"--nvlink-options") + _E, "passes options to nvlink",
          "drop it (no nvlink in the HIP toolchain)"),
 )
 
 RDC_FLAGS = (
-    Flag(_B + rb"(?:-rdc|--relocatable-device-code)(?:=|\s+)true" + _E,
+    Flag(_option(rb"-rdc", rb"--relocatable-device-code") + rb"(?:=|\s+)true" + _E,
          "relocatable device code", "-fgpu-rdc (both when compiling and when linking)"),
-    Flag(_B + rb"(?:-dlink|--device-link)" + _E, "an nvcc device-link step",
+    Flag(_option(rb"-dlink", rb"--device-link") + _E, "an nvcc device-link step",
          "link with hipcc -fgpu-rdc instead of a separate device-link step"),
     Flag(rb"\bCUDA_SEPARABLE_COMPILATION\b", "CMake's relocatable-device-code switch for CUDA",
          "add -fgpu-rdc to the HIP target's compile and link options"),

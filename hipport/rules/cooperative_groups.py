@@ -7,6 +7,7 @@ import re
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
+from hipport.rules.dynamic_parallelism import calls_named, nodes_at, words_patterns
 
 # Not provided by HIP's cooperative groups (HIP documents these as unsupported).
 MISSING = {
@@ -46,20 +47,41 @@ _ALIAS = re.compile(rb"\bnamespace\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*
 _USING = re.compile(rb"\busing\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
 _MEMBER = re.compile(rb"(?:\.|->)\s*(meta_group_rank|meta_group_size)\s*\(")
 _CG_USED = re.compile(rb"cooperative_groups")
+_SYNC = frozenset({"sync"})
+_SYNC_WORDS = words_patterns(_SYNC)
+_THIS_GRID = frozenset({"this_grid", "this_multi_grid"})
+_THIS_GRID_WORDS = words_patterns(_THIS_GRID)
 
 
 def _namespaces(ctx) -> tuple[set[bytes], bool]:
+    return sx.memo(ctx, "cg_namespaces", _compute_namespaces)
+
+
+def _compute_namespaces(ctx) -> tuple[set[bytes], bool]:
     names = {b"cooperative_groups"}
     names |= {m.group(1) for m in ctx.code_matches(_ALIAS)}
     using = any(sx.relevant(ctx, m.start()) for m in ctx.code_matches(_USING))
     return names, using
 
 
-def _cg_names(ctx, table) -> list[tuple[int, int, str]]:
+def _alternation(words) -> bytes:
+    return b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True))
+
+
+# HP801/HP802's pre-check: every name they flag is written `cooperative_groups::name`, with
+# an alias of the namespace, after `using namespace cooperative_groups`, or as a member in a
+# file that names it; and the headers are `cooperative_groups/...`.
+_CG_TRIGGERS = (b"cooperative_groups",)
+_MISSING_WORDS = _alternation(MISSING)
+_RECENT_WORDS = _alternation(RECENT)
+_CLUSTER = re.compile(rb"\b(" + _alternation(CLUSTER) + rb")\b")
+
+
+def _cg_names(ctx, table, words: bytes) -> list[tuple[int, int, str]]:
     """(start, end, name) of table names written as ns::name (a CG namespace), bare after
-    `using namespace cooperative_groups`, or as a member call for meta_group_*."""
+    `using namespace cooperative_groups`, or as a member call for meta_group_*.
+    `words`: _alternation(table)."""
     names, using = _namespaces(ctx)
-    words = b"|".join(re.escape(w.encode()) for w in sorted(table, key=len, reverse=True))
     ns = b"|".join(re.escape(n) for n in sorted(names))
     out = []
     qualified = re.compile(rb"\b(?:" + ns + rb")\s*::\s*(" + words + rb")\b")
@@ -78,7 +100,7 @@ def _cg_names(ctx, table) -> list[tuple[int, int, str]]:
 
 @rule(code="HP801", name="cooperative-groups-api-not-in-hip", category="cooperative-groups",
       severity="error", effort="medium",
-      triggers=tuple(n.encode() for n in MISSING))
+      triggers=_CG_TRIGGERS)
 def cg_api_not_in_hip(ctx):
     """Flags cooperative-groups functions that HIP does not provide.
 
@@ -103,7 +125,7 @@ def cg_api_not_in_hip(ctx):
     replace `invoke_one` with `if (g.thread_rank() == 0)` plus a shuffle broadcast,
     `labeled_partition` with `__match_any` masks, and keep tiles within the wavefront size.
     """
-    for start, end, name in _cg_names(ctx, MISSING):
+    for start, end, name in _cg_names(ctx, MISSING, _MISSING_WORDS):
         yield Hit(start, end, f"`{MISSING[name]}`: not provided by HIP's cooperative groups",
                   "Rewrite with the HIP subset: block.sync() instead of cg::wait, an explicit "
                   "thread_rank() == 0 branch plus shfl for invoke_one, __match_any masks for "
@@ -112,7 +134,7 @@ def cg_api_not_in_hip(ctx):
 
 @rule(code="HP802", name="cooperative-groups-api-recent-hip-only", category="cooperative-groups",
       severity="warning", effort="medium",
-      triggers=tuple(n.encode() for n in RECENT) + tuple(RECENT_HEADERS))
+      triggers=_CG_TRIGGERS)
 def cg_api_recent_hip_only(ctx):
     """Flags cooperative-groups features HIP added only recently or implements differently.
 
@@ -143,7 +165,7 @@ def cg_api_recent_hip_only(ctx):
                       f"`#include <{path.decode()}>`: only recent HIP has this, under "
                       "hip/cooperative_groups/...", "Include the HIP header for the target ROCm "
                       "release, or implement the operation with tile shuffles.")
-    for start, end, name in _cg_names(ctx, RECENT):
+    for start, end, name in _cg_names(ctx, RECENT, _RECENT_WORDS):
         yield Hit(start, end, f"`{name}`: {RECENT[name]}",
                   "Check the target ROCm release provides it, or implement it with tile "
                   "shuffles / thread_rank() arithmetic.")
@@ -174,17 +196,18 @@ def thread_block_cluster(ctx):
     Restructure so blocks do not share shared memory: exchange data through global memory
     (with a grid sync or a second kernel), or enlarge the block to cover the cluster's work.
     """
-    names, using = _namespaces(ctx)
     seen = set()
-    words = b"|".join(re.escape(w.encode()) for w in sorted(CLUSTER, key=len, reverse=True))
-    for m in ctx.code_matches(re.compile(rb"\b(" + words + rb")\b")):
+    scope = None  # `ns::` just before a name, for this file's CG namespaces
+    for m in ctx.code_matches(_CLUSTER):
         if not sx.relevant(ctx, m.start()):
             continue
         name = m.group(1).decode()
         if name in ("this_cluster", "cluster_group"):
+            names, using = _namespaces(ctx)
+            if scope is None:
+                scope = re.compile(rb"(?:" + b"|".join(re.escape(n) for n in names) + rb")\s*::\s*\Z")
             before = ctx.data[max(0, m.start() - 40):m.start()]
-            qualified = re.search(rb"(?:" + b"|".join(re.escape(n) for n in names) + rb")\s*::\s*\Z", before)
-            if not (qualified or using):
+            if not (scope.search(before) or using):
                 continue
         line = ctx.source.line_col(m.start())[0]
         if line in seen:
@@ -196,9 +219,29 @@ def thread_block_cluster(ctx):
                   "cluster shared memory.")
 
 
+_GRID_TYPE = re.compile(r"\b(?:multi_)?grid_group\b")
+
+
 def _grid_vars(ctx) -> set[str]:
+    """Names declared as a grid_group or from this_grid() (computed once, when first asked)."""
+    return sx.memo(ctx, "cg_grid_vars", _compute_grid_vars)
+
+
+def _grid_declarations(ctx) -> list:
+    """The declarations that may declare a grid: those around a `grid_group` in the text or a
+    this_grid() call, the only things _compute_grid_vars goes by."""
+    found = {}
+    for node in [*nodes_at(ctx, ("grid_group",)), *calls_named(ctx, _THIS_GRID, _THIS_GRID_WORDS)]:
+        while node is not None:
+            if node.type in ("declaration", "parameter_declaration"):
+                found[node.id] = node
+            node = node.parent
+    return list(found.values())
+
+
+def _compute_grid_vars(ctx) -> set[str]:
     out = set()
-    for decl in sx.nodes(ctx, "declaration", "parameter_declaration"):
+    for decl in _grid_declarations(ctx):
         t = sx.text(decl.child_by_field_name("type"))
         for d in decl.children_by_field_name("declarator"):
             value = None
@@ -209,10 +252,9 @@ def _grid_vars(ctx) -> set[str]:
                 d = d.named_children[-1] if d.named_child_count else None
             if d is None or d.type != "identifier":
                 continue
-            grid_typed = re.search(r"\b(?:multi_)?grid_group\b", t)
+            grid_typed = _GRID_TYPE.search(t)
             grid_valued = value is not None and any(
-                n.type == "call_expression" and sx.call_name(n) in ("this_grid", "this_multi_grid")
-                for n in sx.walk(value))
+                n.type == "call_expression" and sx.call_name(n) in _THIS_GRID for n in sx.walk(value))
             if grid_typed or grid_valued:
                 out.add(sx.text(d))
     return out
@@ -222,7 +264,8 @@ def _grid_vars(ctx) -> set[str]:
 
 @rule(code="HP804", name="grid-sync-without-cooperative-launch", category="cooperative-groups",
       severity="warning", effort="medium",
-      triggers=(b"grid",))
+      # a grid sync is on a grid_group variable or on this_grid() itself
+      triggers=(b"grid_group", b"this_grid", b"this_multi_grid"))
 def grid_sync_without_cooperative_launch(ctx):
     """Flags grid-wide syncs in a file that never launches a kernel cooperatively.
 
@@ -248,24 +291,25 @@ def grid_sync_without_cooperative_launch(ctx):
     hipDeviceAttributeCooperativeLaunch; or split the kernel at the sync point into two
     launches.
     """
+    if b"sync" not in ctx.data:
+        return  # no sync call at all
     if any(sx.relevant(ctx, m.start()) for m in ctx.code_matches(COOPERATIVE_LAUNCH)):
         return
-    grids = _grid_vars(ctx)
-    for call in sx.nodes(ctx, "call_expression"):
+    for call in calls_named(ctx, _SYNC, _SYNC_WORDS):  # call_name "sync": `g.sync()`, `cg::sync(g)`
         fn = call.child_by_field_name("function")
         if fn is None or not sx.relevant(ctx, call.start_byte):
             continue
         target = None
         if fn.type == "field_expression" and sx.text(fn.child_by_field_name("field")) == "sync":
             arg = fn.child_by_field_name("argument")
-            if arg is not None and arg.type == "identifier" and sx.text(arg) in grids:
+            if arg is not None and arg.type == "identifier" and sx.text(arg) in _grid_vars(ctx):
                 target = sx.text(arg)
             elif arg is not None and arg.type == "call_expression" and \
-                    sx.call_name(arg) in ("this_grid", "this_multi_grid"):
+                    sx.call_name(arg) in _THIS_GRID:
                 target = sx.text(arg)
         elif sx.call_name(call) == "sync" and fn.type in ("qualified_identifier", "identifier"):
             args = sx.call_args(call)
-            if args and args[0].type == "identifier" and sx.text(args[0]) in grids:
+            if args and args[0].type == "identifier" and sx.text(args[0]) in _grid_vars(ctx):
                 target = sx.text(args[0])
         if target:
             yield Hit(call.start_byte, call.end_byte,

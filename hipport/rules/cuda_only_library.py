@@ -12,10 +12,12 @@ import bisect
 import re
 import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
-from hipport.rules.build_flags import build_matches, comment_spans, parse_python, python_strings
+from hipport.rules.build_flags import (
+    build_matches, comment_spans, python_string_tokens, python_tree)
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class Library:
 LIBRARIES: tuple[Library, ...] = (
     Library("CUTLASS/CuTe", "AMD's composable_kernel (CK) for custom GEMM, convolution and "
             "attention kernels, or hipBLASLt for plain GEMMs", ("cutlass/", "cute/"),
-            r"\b(?:cutlass|cute)\s*::", ("NvidiaCutlass", "CUTLASS")),
+            r"\bcutlass\s*::|\bcute\s*::", ("NvidiaCutlass", "CUTLASS")),
     Library("cuTENSOR", "hipTensor (its API is modelled on cuTENSOR)", ("cutensor.h", "cutensor/"),
             r"\bcutensor[A-Z]\w*", ("CUTENSOR", "cuTENSOR"), ("cutensor",)),
     Library("nvJPEG", "rocJPEG (hardware JPEG decoding on AMD GPUs)", ("nvjpeg.h",),
@@ -78,6 +80,69 @@ def _library_for_header(path: str) -> Library | None:
     return None
 
 
+@lru_cache(maxsize=4096)  # a pure function of the path, and the same headers recur in every file
+def _library_for_include(raw_path: bytes) -> Library | None:
+    return _library_for_header(raw_path.decode("utf-8", "replace"))
+
+
+def _minimal(words) -> tuple[bytes, ...]:
+    """The words that contain no other word: a text containing any of `words` contains one of
+    these, so they make the same trigger with fewer searches."""
+    words = set(words)
+    return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+
+
+_LEADING_LITERAL = re.compile(r"\\b(\w+)")
+
+
+def _literal_prefixes(api: str) -> tuple[bytes, ...]:
+    """The literal each top-level alternative of an `api` regex starts with (after `\\b`): every
+    match contains one of them. Raises ValueError for an alternative without one, so a new table
+    row cannot silently weaken the trigger."""
+    prefixes = []
+    for alternative in _top_level_alternatives(api):
+        m = _LEADING_LITERAL.match(alternative)
+        if m is None:
+            raise ValueError(f"api pattern {api!r}: {alternative!r} has no literal prefix")
+        word = m.group(1)
+        if alternative[m.end() : m.end() + 1] in ("?", "*", "{"):
+            word = word[:-1]  # its last character is optional (`nvshmemx?_`)
+        prefixes.append(word.encode())
+    return tuple(dict.fromkeys(prefixes))
+
+
+def _top_level_alternatives(regex: str) -> list[str]:
+    """`regex` split at its `|` outside groups and character classes."""
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            i += 1  # the escaped character is a literal
+        elif c == "[":  # a class: its `(`, `|` and a leading `]` are literals
+            i += 1
+            if regex[i : i + 1] == "^":
+                i += 1
+            if regex[i : i + 1] == "]":
+                i += 1
+            while regex[i] != "]":
+                i += 2 if regex[i] == "\\" else 1
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == "|" and depth == 0:
+            out.append(regex[start:i])
+            start = i + 1
+        i += 1
+    out.append(regex[start:])
+    return out
+
+
+# Per library with code names: its compiled pattern and the literals one of which every match
+# contains (cheap `in` tests that skip the regex pass in most files).
+_API = tuple((lib, re.compile(lib.api.encode()), _literal_prefixes(lib.api))
+             for lib in LIBRARIES if lib.api)
+_API_TRIGGERS = _minimal(p for _, _, prefixes in _API for p in prefixes)
+
+
 def _advice(lib: Library) -> str:
     if lib.alternative:
         return f"port to {lib.alternative}"
@@ -108,16 +173,18 @@ def cuda_only_library_include(ctx):
     hipTensor for cuTENSOR, rocJPEG for nvJPEG, MIGraphX for TensorRT, rocAL for DALI,
     rocSHMEM for NVSHMEM, HIP RT for OptiX), or guard the NVIDIA-only path.
     """
+    # No triggers: reading the lexer's includes costs less than searching the file for the
+    # header names would.
     for d in ctx.lexed.includes:
-        path = d.path(ctx.data).decode("utf-8", "replace")
-        lib = _library_for_header(path)
+        lib = _library_for_include(d.path(ctx.data))
         if lib is not None and not sx.hip_excluded(ctx, d.start):
+            path = d.path(ctx.data).decode("utf-8", "replace")
             yield Hit(d.path_start, d.path_end,
                       f"<{path}> belongs to {lib.name}, which is NVIDIA-only", _advice(lib))
 
 
 @rule(code="HP902", name="cuda-only-library-api", category="cuda-only-library",
-      severity="error", effort="high")
+      severity="error", effort="high", triggers=_API_TRIGGERS)
 def cuda_only_library_api(ctx):
     """Reports code using an NVIDIA-only library whose header this file does not include.
 
@@ -137,12 +204,16 @@ def cuda_only_library_api(ctx):
     Fix:
     Port the code to the ROCm counterpart named in the message, or guard it as NVIDIA-only.
     """
+    data = ctx.data
+    candidates = [(lib, api) for lib, api, prefixes in _API if any(p in data for p in prefixes)]
+    if not candidates:
+        return
     included = {lib.name for d in ctx.lexed.includes
-                if (lib := _library_for_header(d.path(ctx.data).decode("utf-8", "replace")))}
-    for lib in LIBRARIES:
-        if not lib.api or lib.name in included:
+                if (lib := _library_for_include(d.path(data)))}
+    for lib, api in candidates:
+        if lib.name in included:
             continue
-        for m in ctx.code_matches(re.compile(lib.api.encode())):
+        for m in ctx.code_matches(api):
             if not sx.relevant(ctx, m.start()):
                 continue
             name = m.group().decode().replace(" ", "")
@@ -329,7 +400,7 @@ def cuda_only_python_dependency(ctx):
     elif ctx.kind == "pyproject":
         yield from _pyproject_hits(data)
     else:
-        yield from _setup_requirement_hits(data)
+        yield from _setup_requirement_hits(ctx)
 
 
 def _pyproject_hits(data: bytes):
@@ -378,8 +449,9 @@ _REQUIRES_KEYWORDS = frozenset({"install_requires", "extras_require", "setup_req
                                 "tests_require"})
 
 
-def _setup_requirement_hits(data: bytes):
-    tree = parse_python(data)
+def _setup_requirement_hits(ctx):
+    data = ctx.data
+    tree = python_tree(ctx)
     if tree is None:
         return
     ranges = []
@@ -389,7 +461,7 @@ def _setup_requirement_hits(data: bytes):
     if not ranges:
         return
     newlines = [m.start() for m in re.finditer(rb"\n", data)]
-    for offset, raw in python_strings(data):
+    for offset, raw in python_string_tokens(ctx):
         line = bisect.bisect_left(newlines, offset) + 1
         if not any(a <= line <= b for a, b in ranges):
             continue
@@ -446,7 +518,7 @@ def cuda_only_python_import(ctx):
     optional for NVIDIA systems.
     """
     data = ctx.data
-    tree = parse_python(data)
+    tree = python_tree(ctx)
     if tree is None:
         return
     line_starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]

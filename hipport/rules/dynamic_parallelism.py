@@ -5,7 +5,9 @@ Build-file parts (`-rdc=true`, `cudadevrt`) belong to the build-flags rules."""
 from __future__ import annotations
 
 import bisect
+import os
 import re
+import sys
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -57,7 +59,94 @@ def _runtime_fix(name: str) -> str:
     return "query this on the host before the launch and pass the value to the kernel."
 
 
+# ------------------------------------------------------------------ finding nodes from the text
+# The rules look for a few names. Searching the bytes for them and asking the tree for the node
+# at each hit is much cheaper than indexing every call or identifier of the file, and a file
+# without the names is never parsed. (texture and cooperative_groups use these too.)
+
+def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
+    """Patterns that together match wherever one of `words` (str) starts. One per pair of
+    leading characters, each opening with its words' common prefix: re scans for a leading
+    literal far faster than it tries an alternation at every byte."""
+    groups: dict[str, list[str]] = {}
+    for word in sorted(words):
+        groups.setdefault(word[:2], []).append(word)
+    patterns = []
+    for group in groups.values():
+        head = os.path.commonprefix(group)
+        rest = b"|".join(re.escape(w[len(head):].encode()) for w in group)
+        patterns.append(re.compile(re.escape(head.encode()) + b"(?:" + rest + b")"))
+    return tuple(patterns)
+
+
+def _found(patterns, data: bytes, start: int = 0, end: int = sys.maxsize) -> bool:
+    return any(p.search(data, start, end) for p in patterns)
+
+
+def _occurrences(data: bytes, words, patterns):
+    """(start, end) of every place where one of `words` starts (overlaps included), found
+    with `patterns` (words_patterns(words)) or, for a few words, one by one."""
+    for pattern in patterns or ():
+        m = pattern.search(data)
+        while m is not None:
+            yield m.start(), m.end()
+            m = pattern.search(data, m.start() + 1)
+    if patterns:
+        return
+    for word in words:
+        w = word.encode()
+        at = data.find(w)
+        while at >= 0:
+            yield at, at + len(w)
+            at = data.find(w, at + 1)
+
+
+def nodes_at(ctx, words, patterns=None):
+    """The smallest node around each place where one of `words` starts (see _occurrences);
+    the file is parsed only if there is one."""
+    root = None
+    for start, end in _occurrences(ctx.data, words, patterns):
+        if root is None:
+            root = ctx.tree.root_node
+        yield root.descendant_for_byte_range(start, end)
+
+
+def calls_named(ctx, names, patterns=None) -> list:
+    """Call expressions whose callee's own name (sx.call_name) is in `names`, in source order.
+
+    Found from where the names occur in the text, not by walking every call of the file: a
+    callee's name is a token spelled out in the file, and the nearest call around that
+    token is the call it names (a callee never sits inside another call)."""
+    found = {}
+    for node in nodes_at(ctx, names, patterns):
+        while node is not None and node.type != "call_expression":
+            node = node.parent
+        if node is not None and node.id not in found and sx.call_name(node) in names:
+            found[node.id] = node
+    return sorted(found.values(), key=lambda n: n.start_byte)
+
+
+def nodes_named(ctx, names, patterns=None, types=()) -> list:
+    """Leaf nodes (of one of `types`, any if empty) whose text is in `names`, in source order,
+    found where the names occur in the text."""
+    found = {}
+    for node in nodes_at(ctx, names, patterns):
+        if node.id not in found and (not types or node.type in types) and sx.text(node) in names:
+            found[node.id] = node
+    return sorted(found.values(), key=lambda n: n.start_byte)
+
+
+def _merged(*calls: list) -> list:
+    """Lists of nodes as one, each node once, in source order."""
+    return sorted({c.id: c for group in calls for c in group}.values(), key=lambda n: n.start_byte)
+
+
+# ------------------------------------------------------------------ what the rules look for
+
 _ALL = LAUNCH_APIS | RUNTIME_APIS
+_ALL_WORDS = words_patterns(_ALL)
+_LAUNCH_WORDS = words_patterns(LAUNCH_APIS)
+_RUNTIME_WORDS = words_patterns(RUNTIME_APIS)
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 
 
@@ -70,6 +159,10 @@ def _macros_expanding_to(ctx) -> dict[str, str]:
 def _compute_macros(ctx) -> dict[str, str]:
     out: dict[str, str] = {}
     launches = ctx.lexed.find_launches()
+    data = ctx.data
+    any_api = _found(_ALL_WORDS, data)
+    if not launches and not any_api:
+        return out
     for m in sx.macro_bodies(ctx):
         if sx.cuda_excluded(ctx, m.start):
             continue
@@ -77,12 +170,130 @@ def _compute_macros(ctx) -> dict[str, str]:
         if i < len(launches) and launches[i] < m.body_end:
             out[m.name.decode()] = "launch"
             continue
-        for w in _WORD.finditer(ctx.data, m.body_start, m.body_end):
+        if not any_api or not _found(_ALL_WORDS, data, m.body_start, m.body_end):
+            continue  # no API name in the body: skip the word scan
+        for w in _WORD.finditer(data, m.body_start, m.body_end):
             word = w.group().decode()
             if word in _ALL and ctx.in_code(w.start()):
                 out[m.name.decode()] = word
                 break
     return out
+
+
+# tree-sitter-cuda's `<<<` token: three '<' with whitespace allowed between them (here any
+# byte that may belong to a Unicode space; the tree decides).
+_LAUNCH_OPEN = re.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]*<")
+
+
+def _kernel_launches(ctx) -> list:
+    """Calls with a `<<<...>>>` (a kernel_call_syntax child), found from the `<<<` tokens in
+    the text rather than from an index of the whole tree."""
+    found = {}
+    for node in nodes_at(ctx, (), (_LAUNCH_OPEN,)):
+        while node is not None and node.type != "kernel_call_syntax":
+            node = node.parent
+        call = node.parent if node is not None else None
+        if call is not None and call.type == "call_expression":
+            found[call.id] = call
+    return list(found.values())
+
+
+def _launch_candidates(ctx, macros: dict[str, str]) -> list:
+    """The calls HP101 may flag: `<<<>>>` launches, launch APIs, macros that launch."""
+    launch_macros = {m for m, what in macros.items() if what == "launch"}
+    return _merged(_kernel_launches(ctx), calls_named(ctx, LAUNCH_APIS, _LAUNCH_WORDS),
+                   calls_named(ctx, launch_macros))
+
+
+def _device_calls(ctx, calls):
+    """The calls in relevant device code (the test that needs no whole-file index first)."""
+    for call in calls:
+        start = call.start_byte
+        if sx.relevant(ctx, start) and not _plainly_host(ctx, call) and sx.in_device_code(ctx, start):
+            yield call
+
+
+# ------------------------------------------------------------------ device code
+# sx.in_device_code indexes every function, declaration and call of the file. Most launches and
+# runtime calls sit in host functions that are plain to see from the few nodes around them;
+# only when that fails does a file pay for the index. _plainly_host(...) True means "certainly
+# not device code" by sx.device_functions' own criteria, False means "can't tell".
+
+_DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
+_MAX_CALLERS_DEPTH = 2  # how far up the callers of a host function to look
+
+
+def _plainly_host(ctx, node, depth: int = 0) -> bool:
+    """Whether `node` is certainly outside device code: each function definition or lambda
+    whose body holds it is certainly not one of sx.device_functions."""
+    offset = node.start_byte
+    verdicts = sx.memo(ctx, "dp_plain_host_functions", lambda _: {})
+    fn = node.parent
+    while fn is not None:
+        if fn.type in ("function_definition", "lambda_expression"):
+            body = fn.child_by_field_name("body")
+            if body is not None and body.start_byte <= offset < body.end_byte:
+                plain = verdicts.get((fn.id, depth))
+                if plain is None:
+                    plain = verdicts[fn.id, depth] = _plain_host_function(ctx, fn, body, depth)
+                if not plain:
+                    return False
+        fn = fn.parent
+    return True
+
+
+def _plain_host_function(ctx, fn, body, depth: int) -> bool:
+    """Whether `fn` is certainly not a device function: no word in its head can mean
+    __device__/__global__, and, for a named function, no declaration of its name says so and
+    it is not a function called only from device code (main, or a function with a caller
+    that is certainly host code, or with none in this file)."""
+    if fn.type == "lambda_expression":
+        decl = fn.child_by_field_name("declarator")
+        return not _may_name_device(ctx, fn.start_byte,
+                                    decl.start_byte if decl is not None else body.start_byte)
+    fdecl = fn.child_by_field_name("declarator")
+    while fdecl is not None and fdecl.type != "function_declarator":
+        fdecl = fdecl.child_by_field_name("declarator")
+    if fdecl is None:
+        return True  # not a function sx.device_functions considers
+    name = fdecl.child_by_field_name("declarator")
+    if _may_name_device(ctx, fn.start_byte, fdecl.start_byte) or name is None \
+            or name.type not in ("identifier", "field_identifier") or not name.text.isascii():
+        return False
+    word = name.text
+    if _maybe_declared_device(ctx, word):
+        return False
+    if word == b"main":
+        return True  # never taken for a function called only from device code
+    if depth >= _MAX_CALLERS_DEPTH:
+        return False
+    callers = [c for c in calls_named(ctx, {word.decode()})
+               if not body.start_byte <= c.start_byte < body.end_byte and sx.live(ctx, c.start_byte)]
+    return not callers or any(sx.host_pass_only(ctx, c.start_byte) or _plainly_host(ctx, c, depth + 1)
+                              for c in callers)
+
+
+def _maybe_declared_device(ctx, word: bytes) -> bool:
+    """Whether a declaration of `word` (a prototype, a member) may carry __device__ or
+    __global__: a declaration around some occurrence of it has such a word before it."""
+    for node in nodes_at(ctx, (word.decode(),)):
+        start, decl = node.start_byte, node.parent
+        while decl is not None:
+            if decl.type in ("declaration", "field_declaration") \
+                    and _may_name_device(ctx, decl.start_byte, start):
+                return True
+            decl = decl.parent
+    return False
+
+
+def _may_name_device(ctx, start: int, end: int) -> bool:
+    """Whether a word in data[start:end] may expand to __device__ or __global__."""
+    table = sx.qualifier_macros(ctx)
+    for m in _WORD.finditer(ctx.data, start, end):
+        spaces = table.get(m.group())
+        if spaces and spaces & _DEVICE_SPACES:
+            return True
+    return False
 
 
 def _where(ctx, offset: int) -> str:
@@ -95,13 +306,6 @@ def _where(ctx, offset: int) -> str:
         return f"`{f.name}` (only called from device code)"
     return {"global": "kernel", "device": "__device__ function",
             "host-device": "__host__ __device__ function"}[f.kind] + f" `{f.name}`"
-
-
-def _device_calls(ctx):
-    for call in sx.nodes(ctx, "call_expression"):
-        start = call.start_byte
-        if sx.relevant(ctx, start) and sx.in_device_code(ctx, start):
-            yield call
 
 
 def _has_direct_runtime_call(call) -> bool:
@@ -142,7 +346,7 @@ def device_side_kernel_launch(ctx):
     child's index space, or a `__device__` function).
     """
     macros = _macros_expanding_to(ctx)
-    for call in _device_calls(ctx):
+    for call in _device_calls(ctx, _launch_candidates(ctx, macros)):
         fn = call.child_by_field_name("function")
         launch = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
         name = sx.call_name(call)
@@ -193,8 +397,12 @@ def device_runtime_api_call(ctx):
     report errors through a device-memory flag. Device-side `malloc`/`free` replace
     `cudaMalloc`/`cudaFree`.
     """
+    if not _found(_RUNTIME_WORDS, ctx.data):
+        return  # neither a runtime call nor a macro expanding to one (its body would name it)
     macros = _macros_expanding_to(ctx)
-    for call in _device_calls(ctx):
+    runtime_macros = {m for m, what in macros.items() if what in RUNTIME_APIS}
+    calls = _merged(calls_named(ctx, RUNTIME_APIS, _RUNTIME_WORDS), calls_named(ctx, runtime_macros))
+    for call in _device_calls(ctx, calls):
         name = sx.call_name(call)
         fn = call.child_by_field_name("function")
         if name in RUNTIME_APIS:

@@ -7,6 +7,7 @@ tensor-core and async-copy rules do not report asm."""
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 
 from hipport.rules import Hit, rule
@@ -15,6 +16,9 @@ from hipport.rules import _syntax as sx
 _ASM = re.compile(rb"\b(?:__asm__|__asm|asm)\b")
 _QUALIFIER = re.compile(rb"(?:volatile|__volatile__|__volatile|inline|__inline__|goto)\b")
 _SPACE = re.compile(rb"(?:\s|\\\r?\n)+")
+# Bytes that are neither punctuation _asm_statement looks at, nor space, a line continuation
+# or the start of a comment.
+_PLAIN = re.compile(rb"[^():;/\\\s]+")
 
 # PTX opcodes (the part before the first '.'); written with at least one `.suffix` in PTX.
 PTX_OPCODES = frozenset("""
@@ -107,18 +111,13 @@ SUGGESTIONS: list[tuple[str, str]] = [
 ]
 
 
+_ESCAPE = re.compile(r"\\(.)", re.S)
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
+
+
 def _unescape(body: str) -> str:
-    out, i = [], 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body):
-            n = body[i + 1]
-            out.append({"n": "\n", "t": "\t", "r": "\r"}.get(n, n))
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    """`\\n`, `\\t`, `\\r` as the characters, any other escaped character as itself."""
+    return _ESCAPE.sub(lambda m: _ESCAPED.get(m.group(1), m.group(1)), body)
 
 
 def _literal_text(raw: bytes) -> str:
@@ -183,6 +182,10 @@ def _asm_statement(ctx, keyword_end: int):
                 pieces.append(_literal_text(data[pos:ends[i]]))
             pos = ends[i]
             continue
+        plain = _PLAIN.match(data, pos, starts[i] if i < len(starts) else len(data))
+        if plain:  # a run of bytes that only move the end along, up to the next literal
+            pos = end = plain.end()
+            continue
         c = data[pos:pos + 1]
         if c == b"(":
             depth += 1
@@ -201,14 +204,19 @@ def _asm_statement(ctx, keyword_end: int):
     return "".join(pieces), end
 
 
+_STATEMENT_END = re.compile(r"[;\n]")
+_LABEL = re.compile(r"^[A-Za-z_$][\w$]*:\s*")  # a label
+_GUARD = re.compile(r"^@!?%?[\w$]+\s+")  # a predicate guard
+
+
 def ptx_instructions(template: str) -> list[str]:
     """PTX opcodes (with suffixes) and special registers in an asm template; [] if not PTX."""
     found: list[str] = []
     is_ptx = False
-    for piece in re.split(r"[;\n]", template):
+    for piece in _STATEMENT_END.split(template):
         piece = piece.strip().strip("{}").strip()
-        piece = re.sub(r"^[A-Za-z_$][\w$]*:\s*", "", piece)  # a label
-        piece = re.sub(r"^@!?%?[\w$]+\s+", "", piece)  # a predicate guard
+        piece = _LABEL.sub("", piece)
+        piece = _GUARD.sub("", piece)
         if piece.startswith((".reg", ".pred", ".shared", ".local", ".param")):
             is_ptx = True
             continue
@@ -232,6 +240,7 @@ def ptx_instructions(template: str) -> list[str]:
     return out or ["PTX"]
 
 
+@functools.lru_cache(maxsize=4096)
 def _suggest(instr: str) -> str | None:
     for prefix, hint in SUGGESTIONS:
         if instr == prefix or instr.startswith(prefix + ".") or (

@@ -17,17 +17,12 @@ def launch_bounds(ctx) -> list[tuple[int, int, list[bytes]]]:
     def compute(c):
         out = []
         data = c.data
-        parsed = {}
-        for node in sx.nodes(c, "launch_bounds"):
-            args = [a for a in node.named_children if a.type != "comment"]
-            if node.has_error or not args:
-                continue
-            parsed[node.start_byte] = (node.end_byte, [a.text.strip() for a in args])
         for m in c.code_matches(_TOKEN):
             if not sx.relevant(c, m.start()):
                 continue
-            if m.start() in parsed:  # the parser split the arguments (template commas included)
-                end, args = parsed[m.start()]
+            parsed = _parsed(c, m.start(), m.end())
+            if parsed:  # the parser split the arguments (template commas included)
+                end, args = parsed
                 out.append((m.start(), end, args))
                 continue
             pos = _SPACE.match(data, m.end()).end()
@@ -55,6 +50,21 @@ def launch_bounds(ctx) -> list[tuple[int, int, list[bytes]]]:
             out.append((m.start(), i + 1, [a.strip() for a in args]))
         return out
     return sx.memo(ctx, "launch_bounds", compute)
+
+
+def _parsed(ctx, start: int, end: int) -> tuple[int, list[bytes]] | None:
+    """(end, argument texts) of the parser's `launch_bounds` node whose keyword is at
+    [start, end), if it has one without errors. Found from the keyword up, in C: no walk or
+    query over the whole tree."""
+    node = ctx.tree.root_node.descendant_for_byte_range(start, end)
+    while node is not None and node.start_byte == start:
+        if node.type == "launch_bounds":
+            args = [a for a in node.named_children if a.type != "comment"]
+            if node.has_error or not args:
+                return None
+            return node.end_byte, [a.text.strip() for a in args]
+        node = node.parent
+    return None
 
 
 @rule(code="HP1051", name="launch-bounds-min-blocks", category="launch-bounds", severity="warning",

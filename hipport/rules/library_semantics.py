@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import table_name_uses
 
 
@@ -285,36 +286,55 @@ FAMILIES += (
 
 
 @lru_cache(maxsize=1)
-def _compiled() -> tuple[tuple[Family, tuple[tuple[re.Pattern[str], Pattern], ...]], ...]:
-    return tuple((f, tuple((re.compile(p.regex), p) for p in f.patterns)) for f in FAMILIES)
-
-
-@lru_cache(maxsize=1)
 def name_pattern() -> re.Pattern[str]:
     """One pattern matching every name some family reports."""
     return re.compile("|".join(f"(?:{p.regex})" for f in FAMILIES for p in f.patterns))
 
 
-def _check_family(family: Family, ctx):
-    patterns = next(ps for f, ps in _compiled() if f is family)
+_COMPILED = tuple(tuple((re.compile(p.regex), p) for p in f.patterns) for f in FAMILIES)
+
+
+@lru_cache(maxsize=None)  # names come from the mapping tables, so the cache stays bounded
+def _family_patterns(name: str) -> tuple[Pattern | None, ...] | None:
+    """Per family (in FAMILIES order), its first pattern that full-matches `name`, or None when
+    no family's pattern matches at all."""
+    found = tuple(next((pat for regex, pat in patterns if regex.fullmatch(name)), None)
+                  for patterns in _COMPILED)
+    return found if any(found) else None
+
+
+def _family_hits(ctx) -> dict[str, list[Hit]]:
+    """Every family's hits, by rule code, from one pass over the file's table names (each family
+    rule reads its own list)."""
+    return sx.memo(ctx, "library_semantics.hits", _compute_family_hits)
+
+
+def _compute_family_hits(ctx) -> dict[str, list[Hit]]:
+    out: dict[str, list[Hit]] = {f.code: [] for f in FAMILIES}
     for start, end, name, entry in table_name_uses(ctx):
+        matched = _family_patterns(name)
+        risky = entry.risk == "library-semantics"
+        if matched is None and not risky:
+            continue  # the common case: nothing any family reports
         if ctx.mappings.unsupported_reason(name):
             continue  # does not map here: unsupported-api reports it
-        for regex, pat in patterns:
-            if regex.fullmatch(name):
-                yield Hit(start, end, f"{family.library}: `{name}`: {pat.message}",
-                          pat.suggestion, pat.severity)
-                break
-        else:
-            if entry.risk == "library-semantics" and _claims(family, entry.library):
+        for i, family in enumerate(FAMILIES):
+            pat = matched[i] if matched is not None else None
+            if pat is not None:
+                out[family.code].append(
+                    Hit(start, end, f"{family.library}: `{name}`: {pat.message}",
+                        pat.suggestion, pat.severity))
+            elif risky and _claims(family, entry.library):
                 target = ctx.mappings.names.get(name, name)
                 label = family.library if "*" not in family.risk_libraries else \
                     _CATCH_ALL_LABELS.get(entry.library, f"{entry.library} -> ROCm")
-                yield Hit(start, end,
-                          f"{label}: `{name}` maps to `{target}`, but behaves "
-                          f"differently: {entry.note.strip() or 'see the mapping tables'}",
-                          "check the ROCm library's documentation for this API and test the "
-                          "ported path")
+                out[family.code].append(
+                    Hit(start, end,
+                        f"{label}: `{name}` maps to `{target}`, but behaves "
+                        f"differently: {entry.note.strip() or 'see the mapping tables'}",
+                        "check the ROCm library's documentation for this API and test the "
+                        "ported path"))
+    return out
 
 
 _CATCH_ALL_LABELS = {"nccl": "NCCL -> RCCL", "runtime": "CUDA runtime -> HIP",
@@ -330,7 +350,7 @@ def _claims(family: Family, library: str) -> bool:
 
 def _register(family: Family) -> None:
     def check(ctx):
-        return _check_family(family, ctx)
+        return _family_hits(ctx)[family.code]
 
     check.__name__ = family.name.replace("-", "_")
     check.__doc__ = family.doc

@@ -13,12 +13,14 @@ import re
 from typing import Iterator
 
 from hipport.rules import Hit, rule
-from hipport.rules.build_flags import parse_python, tests_rocm
-from hipport.rules.version_macro import includes_torch, version_comparisons
+from hipport.rules.build_flags import python_tree, tests_rocm
+from hipport.rules.version_macro import TORCH_HEADER_PREFIXES, includes_torch, version_comparisons
 
 
+# The rule needs an include of a PyTorch header, whose path is a slice of the file.
 @rule(code="HP1151", name="cuda-version-guard-in-extension", category="pytorch-extension",
-      severity="warning", effort="medium")
+      severity="warning", effort="medium",
+      triggers=tuple(prefix.encode() for prefix in TORCH_HEADER_PREFIXES))
 def cuda_version_guard_in_extension(ctx):
     """Reports CUDA_VERSION-style comparisons in PyTorch extension sources.
 
@@ -61,10 +63,6 @@ CUDA_LINK_LIBRARIES = {
     "cudart": "amdhip64", "cuda": "amdhip64", "nvrtc": "hiprtc", "nvToolsExt": "roctx64",
 }
 _LINK_KEYWORDS = frozenset({"libraries", "extra_link_args", "extra_ldflags"})
-
-
-def _parse(data: bytes) -> ast.AST | None:
-    return parse_python(data)
 
 
 def _offsets(data: bytes):
@@ -120,7 +118,7 @@ def cuda_library_link_in_extension(ctx):
     Choose the list by platform: hipblas, hiprand, hipsparse, hipfft, ... when
     torch.version.hip is set (or IS_HIP_EXTENSION from torch.utils.cpp_extension).
     """
-    tree = _parse(ctx.data)
+    tree = python_tree(ctx)
     if tree is None:
         return
     span = _offsets(ctx.data)
@@ -172,7 +170,7 @@ def handwritten_hip_beside_cu(ctx):
     Keep one source per kernel: let hipify translate `X.cu`, or give the hand-written HIP file
     another name and select the list with torch.version.hip.
     """
-    tree = _parse(ctx.data)
+    tree = python_tree(ctx)
     if tree is None:
         return
     span = _offsets(ctx.data)
@@ -289,7 +287,7 @@ def torch_version_cuda_gate(ctx):
     Test `torch.version.cuda or torch.version.hip` (any GPU build), torch.version.hip (ROCm
     only), or IS_HIP_EXTENSION / ROCM_HOME from torch.utils.cpp_extension.
     """
-    tree = _parse(ctx.data)
+    tree = python_tree(ctx)
     if tree is None:
         return
     torch_names, version_names, home_names, ext_names = _gate_names(tree)

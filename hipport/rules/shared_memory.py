@@ -3,6 +3,8 @@ GPUs (MI300 and earlier CDNA, RDNA); gfx950 (MI350 series) has 160 KiB."""
 
 from __future__ import annotations
 
+import re
+
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -21,6 +23,20 @@ def _kib(n: int) -> str:
     return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} bytes ({n / 1024:.1f} KiB)"
 
 
+# A decimal or hex integer literal, which sx.eval_int would read without the file's constants.
+_PLAIN_NUMBER = re.compile(rb"(?:0[xX]([0-9a-fA-F]+)|([1-9][0-9]*|0))[uUlL]*\Z")
+
+
+def _eval_int(ctx, node) -> int | None:
+    """sx.eval_int(ctx, node), reading a plain number literal directly: a file whose sizes are
+    all written as numbers never computes sx.int_constants."""
+    if node.type == "number_literal":
+        m = _PLAIN_NUMBER.match(node.text)
+        if m is not None:
+            return int(m.group(1), 16) if m.group(1) is not None else int(m.group(2))
+    return sx.eval_int(ctx, node)
+
+
 def _array_bytes(ctx, shared: sx.SharedDecl) -> int | None:
     size = sx.TYPE_SIZES.get(shared.type_name)
     if size is None or shared.extern:
@@ -28,7 +44,7 @@ def _array_bytes(ctx, shared: sx.SharedDecl) -> int | None:
     for dim in shared.dims:
         if dim is None:
             return None
-        n = sx.eval_int(ctx, dim)
+        n = _eval_int(ctx, dim)
         if n is None or n < 0:
             return None
         size *= n
@@ -67,8 +83,9 @@ def static_shared_memory_over_64k(ctx):
     target), keep some data in registers, or query hipDeviceProp_t::sharedMemPerBlock.
     """
     shared = [s for s in sx.shared_declarations(ctx) if sx.relevant(ctx, s.decl.start_byte)]
-    if not shared:
-        return
+    sizes = {s.name_start: _array_bytes(ctx, s) for s in shared}
+    if sum(n for n in sizes.values() if n is not None) <= LDS_LIMIT:
+        return  # no function's arrays can add up to more than all of the file's
     file_scope = []
     by_function: dict[int, list] = {}
     for s in shared:
@@ -86,7 +103,7 @@ def static_shared_memory_over_64k(ctx):
         decls = sorted(own + [s for s in file_scope if s.name in used], key=lambda s: s.decl.start_byte)
         total = 0
         for s in decls:
-            size = _array_bytes(ctx, s)
+            size = sizes[s.name_start]
             if size is None:
                 continue
             before = total
@@ -105,7 +122,7 @@ def static_shared_memory_over_64k(ctx):
 
 @rule(code="HP652", name="dynamic-shared-memory-opt-in-over-64k", category="shared-memory-limit",
       severity="warning", effort="medium",
-      triggers=(b'SharedMemorySize', b'SharedMemory'))
+      triggers=(b'FuncSetAttribute',))
 def dynamic_shared_memory_opt_in(ctx):
     """Flags opting a kernel into more than 64 KiB of dynamic shared memory.
 
@@ -127,6 +144,8 @@ def dynamic_shared_memory_opt_in(ctx):
     Choose tile sizes from hipDeviceProp_t::sharedMemPerBlock at run time (or per target at
     compile time) so the dynamic allocation stays within the AMD device's LDS.
     """
+    if b"FuncSetAttribute" not in ctx.data:
+        return  # no call to report
     for call in sx.nodes(ctx, "call_expression"):
         name = sx.call_name(call)
         if name not in ("cudaFuncSetAttribute", "cuFuncSetAttribute") or not sx.relevant(ctx, call.start_byte):
@@ -166,13 +185,11 @@ def launch_dynamic_shared_memory(ctx):
     Compute the request from smaller tiles, bounded by hipDeviceProp_t::sharedMemPerBlock.
     """
     for launch in sx.nodes(ctx, "kernel_call_syntax"):
-        if not sx.relevant(ctx, launch.start_byte):
-            continue
         args = [c for c in launch.named_children if c.type != "comment"]
         if len(args) < 3:
             continue
-        value = sx.eval_int(ctx, args[2])
-        if value is not None and value > LDS_LIMIT:
+        value = _eval_int(ctx, args[2])
+        if value is not None and value > LDS_LIMIT and sx.relevant(ctx, launch.start_byte):
             yield Hit(launch.start_byte, launch.end_byte,
                       f"launch requests {_kib(value)} of dynamic shared memory: more than the "
                       "64 KiB of LDS per workgroup on most AMD GPUs", _FIX_DYNAMIC)

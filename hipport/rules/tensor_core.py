@@ -50,7 +50,7 @@ def wmma_header_include(ctx):
 
 
 @rule(code="HP602", name="wmma-api-use", category="tensor-core", severity="error", effort="high",
-      triggers=(b'wmma',))
+      triggers=(b'wmma', b'nvcuda'))
 def wmma_api_use(ctx):
     """Flags uses of the `nvcuda::wmma` tensor-core API.
 

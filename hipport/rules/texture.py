@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
+from hipport.rules.dynamic_parallelism import calls_named, nodes_named, words_patterns
 
 BIND_APIS = frozenset({
     "cudaBindTexture", "cudaBindTexture2D", "cudaBindTextureToArray",
@@ -36,12 +39,29 @@ _REF_FIX = ("Use a texture object: create it with hipCreateTextureObject (hipRes
             "read-only cache, a plain `const T* __restrict__` load (or __ldg) is enough.")
 
 
+_FETCH_NAMES = TEX_FETCHES | SURF_FUNCS
+_FETCH_WORDS = words_patterns(_FETCH_NAMES)
+_LEGACY_NAMES = frozenset({"texture", "surface"})
+# Only where a template argument list may follow (spaces, a line continuation, a comment or a
+# directive in between): prose about textures is skipped before any tree lookup.
+_LEGACY_WORDS = tuple(re.compile(word + rb"(?=[\s\\\x80-\xff]*[<#/])")
+                      for word in (b"texture", b"surface"))
+_REFERENCE_WORDS = words_patterns(REFERENCE_TYPES)
+_BIND_WORDS = words_patterns(BIND_APIS)
+_OBJECT_WORDS = words_patterns(OBJECT_TYPES)
+_CREATE_WORDS = words_patterns(OBJECT_CREATE)
+
+
 def _legacy_templates(ctx) -> list:
     """`texture<...>` / `surface<...>` type nodes (not a user's own `ns::texture<...>`)."""
+    return sx.memo(ctx, "texture_legacy_templates", _compute_legacy_templates)
+
+
+def _compute_legacy_templates(ctx) -> list:
     out = []
-    for node in sx.nodes(ctx, "template_type"):
-        name = sx.text(node.child_by_field_name("name"))
-        if name not in ("texture", "surface"):
+    for name in nodes_named(ctx, _LEGACY_NAMES, _LEGACY_WORDS):
+        node = name.parent  # found from its name, not by a walk over every template_type
+        if node is None or node.type != "template_type" or node.child_by_field_name("name") != name:
             continue
         parent = node.parent
         if parent is not None and parent.type == "qualified_identifier":
@@ -54,18 +74,41 @@ def _legacy_templates(ctx) -> list:
 
 
 def _own_templates(ctx) -> set[str]:
-    """Names the file defines itself (a user `template <...> struct texture`, a `tex2D` helper)."""
-    own = set()
-    for spec in sx.nodes(ctx, "struct_specifier", "class_specifier"):
-        if spec.child_by_field_name("body") is not None:
-            own.add(sx.text(spec.child_by_field_name("name")))
-    for fn in sx.nodes(ctx, "function_definition"):
-        d = fn.child_by_field_name("declarator")
-        while d is not None and d.type != "function_declarator":
-            d = d.child_by_field_name("declarator")
-        if d is not None:
-            own.add(sx.text(d.child_by_field_name("declarator")))
-    return own
+    """The tex*/surf* names the file defines itself (a `tex2D` helper function, a struct or
+    class of that name): found from where the names are written."""
+    def compute(c):
+        own = set()
+        for word in nodes_named(c, _FETCH_NAMES, _FETCH_WORDS):
+            node = word  # or a node around it with the same text
+            while node is not None and node.start_byte == word.start_byte \
+                    and node.end_byte == word.end_byte:
+                if _names_definition(node):
+                    own.add(sx.text(word))
+                    break
+                node = node.parent
+        return own
+    return sx.memo(ctx, "texture_own_templates", compute)
+
+
+def _names_definition(node) -> bool:
+    """Whether `node` is the name of a struct/class with a body, or the declarator of a
+    function definition's (first) function_declarator."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type in ("struct_specifier", "class_specifier"):
+        return parent.child_by_field_name("name") == node \
+            and parent.child_by_field_name("body") is not None
+    if parent.type != "function_declarator" or parent.child_by_field_name("declarator") != node:
+        return False
+    d = parent  # climb the definition's chain of declarators
+    while True:
+        up = d.parent
+        if up is None or up.child_by_field_name("declarator") != d or up.type == "function_declarator":
+            return False
+        if up.type == "function_definition":
+            return True
+        d = up
 
 
 def _declared_names(type_node) -> list:
@@ -99,24 +142,40 @@ def _references(ctx) -> dict[str, str]:
     return sx.memo(ctx, "texture_references", compute)
 
 
+_DECLARATIONS = ("declaration", "parameter_declaration", "field_declaration")
+
+
 def _object_declarations(ctx) -> list:
     """(declaration, type name, declared identifier nodes) for texture/surface object handles."""
     def compute(c):
-        out = []
-        for decl in sx.nodes(c, "declaration", "parameter_declaration", "field_declaration"):
-            t = decl.child_by_field_name("type")
-            name = sx.text(t).split("::")[-1].strip() if t is not None else ""
-            if name in OBJECT_TYPES:
-                idents = _declared_names(t)
-                if idents:
-                    out.append((decl, name, idents))
-        return out
+        # The type's last name is spelled in the text: start from those words and climb to
+        # the declaration whose type holds them, instead of visiting every declaration.
+        found = {}
+        for word in nodes_named(c, OBJECT_TYPES, _OBJECT_WORDS):
+            decl = word.parent
+            while decl is not None:
+                if decl.type in _DECLARATIONS and decl.id not in found:
+                    t = decl.child_by_field_name("type")
+                    if t is not None and t.start_byte <= word.start_byte and word.end_byte <= t.end_byte:
+                        name = sx.text(t).split("::")[-1].strip()
+                        idents = _declared_names(t) if name in OBJECT_TYPES else []
+                        if idents:
+                            found[decl.id] = (decl, name, idents)
+                decl = decl.parent
+        return sorted(found.values(), key=lambda d: d[0].start_byte)
     return sx.memo(ctx, "texture_object_decls", compute)
 
 
 def _objects(ctx) -> set[str]:
     """Names declared in this file with a texture/surface object type."""
-    return {sx.text(i) for _, _, idents in _object_declarations(ctx) for i in idents}
+    return sx.memo(ctx, "texture_objects", lambda c: {
+        sx.text(i) for _, _, idents in _object_declarations(c) for i in idents})
+
+
+def _fetch_calls(ctx) -> list:
+    """Calls of the tex*/surf* functions (by their own name, whatever the qualification)."""
+    return sx.memo(ctx, "texture_fetch_calls",
+                   lambda c: calls_named(c, _FETCH_NAMES, _FETCH_WORDS))
 
 
 def _first_ident(node):
@@ -159,9 +218,9 @@ def texture_reference_declaration(ctx):
         yield Hit(node.start_byte, node.end_byte,
                   f"legacy {kind} reference {names} (`{kind}<...>`): removed in CUDA 12, "
                   "deprecated in HIP", _REF_FIX)
-    for t in sx.nodes(ctx, "type_identifier"):
+    for t in nodes_named(ctx, REFERENCE_TYPES, _REFERENCE_WORDS, ("type_identifier",)):
         name = sx.text(t)
-        if name in REFERENCE_TYPES and sx.relevant(ctx, t.start_byte):
+        if sx.relevant(ctx, t.start_byte):
             yield Hit(t.start_byte, t.end_byte,
                       f"`{name}`: the texture/surface reference API was removed in CUDA 12 and is "
                       "deprecated in HIP", _REF_FIX)
@@ -190,9 +249,9 @@ def texture_reference_binding_api(ctx):
     with a hipTextureDesc, call hipCreateTextureObject once, pass the object to the kernel and
     hipDestroyTextureObject it when done.
     """
-    for node in sx.nodes(ctx, "identifier"):
+    for node in nodes_named(ctx, BIND_APIS, _BIND_WORDS, ("identifier",)):
         name = sx.text(node)
-        if name in BIND_APIS and sx.relevant(ctx, node.start_byte):
+        if sx.relevant(ctx, node.start_byte):
             parent = node.parent
             if parent is not None and parent.type in ("function_declarator",):
                 continue  # the file declares its own function of that name
@@ -227,13 +286,14 @@ def texture_reference_fetch(ctx):
     Pass a hipTextureObject_t to the kernel and fetch with the template form:
     `tex2D<float>(texObj, x + 0.5f, y + 0.5f)`; surfaces: `surf2Dwrite(v, surfObj, x * sizeof(v), y)`.
     """
+    calls = _fetch_calls(ctx)
+    if not calls:
+        return
     refs = _references(ctx)
     objects = _objects(ctx)
     own = _own_templates(ctx)
-    for call in sx.nodes(ctx, "call_expression"):
+    for call in calls:
         name = sx.call_name(call)
-        if name not in TEX_FETCHES and name not in SURF_FUNCS:
-            continue
         if name in own or sx.is_template_call(call) or not sx.relevant(ctx, call.start_byte):
             continue
         fn = call.child_by_field_name("function")
@@ -291,9 +351,9 @@ def texture_object_creation(ctx):
     coordinates against the target GPU, check extents against hipDeviceProp_t::maxTexture*,
     and test results that use linear filtering.
     """
-    for node in sx.nodes(ctx, "identifier"):
+    for node in nodes_named(ctx, OBJECT_CREATE, _CREATE_WORDS, ("identifier",)):
         name = sx.text(node)
-        if name in OBJECT_CREATE and sx.relevant(ctx, node.start_byte):
+        if sx.relevant(ctx, node.start_byte):
             parent = node.parent
             if parent is None or parent.type != "call_expression":
                 continue
@@ -325,13 +385,14 @@ def texture_object_fetch(ctx):
     Nothing to rename beyond the object type; validate results against the CUDA build where
     filtering or normalized coordinates are used.
     """
+    calls = _fetch_calls(ctx)
+    if not calls:
+        return
     objects = _objects(ctx)
     refs = _references(ctx)
     own = _own_templates(ctx)
-    for call in sx.nodes(ctx, "call_expression"):
+    for call in calls:
         name = sx.call_name(call)
-        if name not in TEX_FETCHES and name not in SURF_FUNCS:
-            continue
         if name in own or not sx.relevant(ctx, call.start_byte):
             continue
         args = sx.call_args(call)

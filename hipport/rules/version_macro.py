@@ -90,7 +90,9 @@ def version_comparisons(ctx):
 
 @rule(code="HP751", name="cuda-version-comparison", category="version-macro", severity="warning",
       effort="medium",
-      triggers=(b'VERSION', b'_VER'))
+      # every name in version_macro_names() contains one of these (CUDNN_MAJOR and NCCL_MAJOR
+      # neither VERSION nor _VER)
+      triggers=(b'VERSION', b'_VER', b'CUDNN_MAJOR', b'NCCL_MAJOR'))
 def cuda_version_comparison(ctx):
     """Reports code selected by a CUDA toolkit or library version: `#if CUDA_VERSION >= 11000`.
 

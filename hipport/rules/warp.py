@@ -6,6 +6,7 @@ functions use 64-bit masks."""
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from hipport.rules import Hit, rule
@@ -23,6 +24,7 @@ _LANE_NAME = re.compile(r"lane", re.I)
 _WARP_OR_LANE = re.compile(r"warp|wid|lane", re.I)
 
 _SHFL = re.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?\Z")
+_SHFL_DOWN_OR_XOR = re.compile(r"__shfl_(?:down|xor)(?:_sync)?\Z")
 _BALLOT_LIKE = frozenset({"__ballot", "__ballot_sync", "__activemask", "__match_any_sync",
                           "__match_all_sync", "__match_any", "__match_all"})
 _BIT_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
@@ -34,47 +36,90 @@ _WARP_FIX = ("Use warpSize (64 on CDNA, 32 on RDNA; a runtime value in ROCm 7, s
              "for the largest case, 64) or query hipDeviceAttributeWarpSize on the host.")
 
 
+# A decimal or hex integer literal, which sx.eval_int would read without the file's constants.
+_PLAIN_NUMBER = re.compile(rb"(?:0[xX]([0-9a-fA-F]+)|([1-9][0-9]*|0))[uUlL]*\Z")
+
+
+def _number(ctx, node) -> int | None:
+    """sx.eval_int(ctx, node) for a number literal; plain spellings are read directly, so a
+    file whose checks only meet plain literals never computes sx.int_constants."""
+    m = _PLAIN_NUMBER.match(node.text)
+    if m is None:
+        return sx.eval_int(ctx, node)
+    return int(m.group(1), 16) if m.group(1) is not None else int(m.group(2))
+
+
 def _value(ctx, node) -> int | None:
     if node is None:
         return None
+    if node.type == "number_literal":
+        return _number(ctx, node)
     return sx.eval_int(ctx, node)
 
 
 def _literal(ctx, node) -> int | None:
     """Value of a number written out (not through a named constant): 32, 0x1f, 32u, (32 - 1)."""
-    if node is None or any(n.type == "identifier" for n in sx.walk(node)):
+    if node is None:
         return None
-    if not any(n.type == "number_literal" for n in sx.walk(node)):
-        return None
-    return sx.eval_int(ctx, node)
+    if node.type == "number_literal":
+        return _number(ctx, node)
+    has_number = False
+    for n in sx.walk(node):
+        if n.type == "identifier":
+            return None
+        has_number = has_number or n.type == "number_literal"
+    return sx.eval_int(ctx, node) if has_number else None
 
 
+def _contains_any(data: bytes, *words: bytes) -> bool:
+    """Whether data contains one of the lower-case words, in any case: a file-wide pre-check for
+    the re.I name patterns. (Faster than an re.I search. Sound for names in str only where the
+    words' letters have no non-ASCII case variants, as those of warp, wave and lane have none.)"""
+    lowered = data.lower()
+    return any(w in lowered for w in words)
 
 
 # --------------------------------------------------------------------------- thread indices
 
-def _thread_vars(ctx) -> dict:
-    """Per device function (by body_start): names that hold a thread index or lane."""
-    def compute(c):
-        out: dict[int, set[str]] = {}
-        assigns = []
-        for node in sx.nodes(c, "init_declarator", "assignment_expression"):
-            f = sx.device_function_at(c, node.start_byte)
-            if f is None:
-                continue
-            if node.type == "init_declarator":
-                target, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
-            else:
-                target, value = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if target is not None and target.type == "identifier" and value is not None:
-                assigns.append((f, sx.text(target), value))
-        for _ in range(2):
-            for f, name, value in sorted(assigns, key=lambda a: a[2].start_byte):
-                names = out.setdefault(f.body_start, set())
-                if _mentions_thread(value, names):
-                    names.add(name)
-        return out
-    return sx.memo(ctx, "warp_thread_vars", compute)
+def _thread_names(ctx, f) -> set[str]:
+    """Names in device function `f` that hold a thread index or lane. Computed per function on
+    first use: only functions with a lane-arithmetic candidate ever need them."""
+    cache = sx.memo(ctx, "warp_thread_vars", lambda c: {})
+    names = cache.get(f.body_start)
+    if names is None:
+        names = cache[f.body_start] = _compute_thread_names(ctx, f)
+    return names
+
+
+def _compute_thread_names(ctx, f) -> set[str]:
+    in_body = []  # the assignments whose innermost device function is f, in source order
+    for node_type in ("init_declarator", "assignment_expression"):
+        found = sx.nodes(ctx, node_type)
+        lo = bisect.bisect_left(found, f.body_start, key=_start)
+        hi = bisect.bisect_left(found, f.body_end, key=_start)
+        in_body += found[lo:hi]
+    in_body.sort(key=_start)
+    assigns = []
+    for node in in_body:
+        if sx.device_function_at(ctx, node.start_byte).body_start != f.body_start:
+            continue  # in a lambda nested in f
+        if node.type == "init_declarator":
+            target, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+        else:
+            target, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if target is not None and target.type == "identifier" and value is not None:
+            assigns.append((sx.text(target), value))
+    assigns.sort(key=lambda a: a[1].start_byte)
+    names: set[str] = set()
+    for _ in range(2):  # twice: a name may be assigned from one computed later
+        for name, value in assigns:
+            if _mentions_thread(value, names):
+                names.add(name)
+    return names
+
+
+def _start(node) -> int:
+    return node.start_byte
 
 
 def _index_parts(node):
@@ -109,36 +154,66 @@ def _mentions_thread(node, names: set[str], blocks: bool = False) -> bool:
 
 def _names_in(ctx, offset: int) -> set[str]:
     f = sx.device_function_at(ctx, offset)
-    return _thread_vars(ctx).get(f.body_start, set()) if f is not None else set()
+    return _thread_names(ctx, f) if f is not None else set()
+
+
+_LANE_DIVISORS = {"%": 32, "/": 32, ">>": 5}
+# How the number must be spelled for the expression to count: the digits themselves, never
+# arithmetic that only produces them (`16 * 2`). LANE_MATH_TRIGGER finds every such spelling
+# in a file, so lane-arithmetic-with-32 can skip files without one and still flag the same.
+_SPELLED = {31: re.compile(rb"3[12]|0[xX]0*1[fF]"), 32: re.compile(rb"32|0[xX]0*20")}
+_SHIFT_5 = re.compile(rb">>[\s(\\]*(?:0[xX]0*)?5")
+LANE_MATH_TRIGGER = re.compile(rb"3[12]|0[xX]0*(?:1[fF]|20)|" + _SHIFT_5.pattern)
+
+
+def _spelled(ctx, node, value: int) -> bool:
+    """Whether `node` is a number written out with that value's digits (see _SPELLED)."""
+    return _literal(ctx, node) == value and _SPELLED[value].search(node.text) is not None
 
 
 def _lane_math(ctx, node) -> str | None:
     """Describe `x % 32`, `x & 31`, `x / 32`, `x >> 5` on a thread index (or block size)."""
     if node.type != "binary_expression":
         return None
-    op = sx.text(node.child_by_field_name("operator"))
+    operator = node.child_by_field_name("operator")
+    op = sx.text(operator)
+    if op != "&" and op not in _LANE_DIVISORS:
+        return None
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    names = _names_in(ctx, node.start_byte)
+    # The literal is checked first: the thread-index names are computed only for candidates.
     if op == "&":
         for a, b in ((left, right), (right, left)):
-            if _literal(ctx, b) == 31 and _mentions_thread(a, names):
+            if _spelled(ctx, b, 31) and _is_thread_index(ctx, a, node.start_byte):
                 return f"`& {sx.text(b)}` takes the lane within a 32-lane warp"
         return None
-    want = {"%": 32, "/": 32, ">>": 5}.get(op)
-    if want is None or _literal(ctx, right) != want:
+    if op == ">>":
+        if _literal(ctx, right) != 5 or not _SHIFT_5.match(ctx.data, operator.start_byte):
+            return None
+    elif not _spelled(ctx, right, 32):
         return None
-    if op == "%" and _mentions_thread(left, names):
+    if op == "%" and _is_thread_index(ctx, left, node.start_byte):
         return f"`% {sx.text(right)}` takes the lane within a 32-lane warp"
-    if op in ("/", ">>") and _mentions_thread(left, names, blocks=True):
+    if op in ("/", ">>") and _is_thread_index(ctx, left, node.start_byte, blocks=True):
         return f"`{op} {sx.text(right)}` counts 32-lane warps"
     return None
+
+
+def _is_thread_index(ctx, node, offset: int, blocks: bool = False) -> bool:
+    """_mentions_thread with the names of the device function around offset; those are
+    computed only when the expression's own words (threadIdx, tid, ...) do not settle it."""
+    if _mentions_thread(node, frozenset(), blocks):
+        return True
+    names = _names_in(ctx, offset)
+    return bool(names) and _mentions_thread(node, names, blocks)
 
 
 def _lane_math_nodes(ctx):
     def compute(c):
         out = []
         for node in sx.nodes(c, "binary_expression"):
-            if not sx.relevant(c, node.start_byte):
+            # what the expression is first (cheap, and rarely a match), then where it is
+            why = _lane_math(c, node)
+            if not why or not sx.relevant(c, node.start_byte):
                 continue
             in_device = sx.in_device_code(c, node.start_byte)
             at_file_scope = sx.device_function_at(c, node.start_byte) is None and _outside_functions(node)
@@ -146,9 +221,7 @@ def _lane_math_nodes(ctx):
                 continue
             if _inside(node, "array_declarator"):
                 continue  # a shared array's size: warp-sized-shared-array reports it
-            why = _lane_math(c, node)
-            if why:
-                out.append((node, why))
+            out.append((node, why))
         return out
     return sx.memo(ctx, "warp_lane_math", compute)
 
@@ -177,11 +250,33 @@ _MACRO_LANE_MATH = re.compile(
     rb"|\b(?:blockDim\s*\.\s*[xyz]|\w*(?:BLOCK|THREADS|[Bb]lock|[Tt]hreads)\w*)\s*\)?\s*(?:/\s*32\b|>>\s*5\b)")
 
 
+_LOG_NAME = re.compile(r"log|shift|bits", re.I)
+_MASK_OR_LANE = re.compile(r"mask|lane", re.I)
+
+
+def _warp_constant_name(name: str) -> bool:
+    """Whether a constant of this name may be flagged at all (before its value is computed)."""
+    return bool(_WARP_NAME.search(name) or _LANE_NAME.search(name))
+
+
+def _warp_constant(name: str, value: int | None) -> str | None:
+    """Why the constant `name` = value hard-codes a 32-lane warp, if it does."""
+    warpish, laneish = _WARP_NAME.search(name), _LANE_NAME.search(name)
+    if value == 32 and warpish and not _MASK_NAME.search(name):
+        return f"`{name}` = 32 hard-codes the warp size"
+    if value == 5 and warpish and _LOG_NAME.search(name):
+        return f"`{name}` = 5 is log2 of a 32-lane warp"
+    if value == 31 and (warpish or laneish) and _MASK_OR_LANE.search(name):
+        return f"`{name}` = 31 masks a lane within a 32-lane warp"
+    return None
+
+
 # --------------------------------------------------------------------------- warp-size rules
 
+# No triggers: the values may be spelled any way (0x20, 1 << 5); the body's first test, a
+# warp/wave/lane name in any case, is the pre-check.
 @rule(code="HP401", name="warp-size-constant-32", category="warp-size", severity="warning",
-      effort="medium",
-      triggers=(b'32',))
+      effort="medium")
 def warp_size_constant_32(ctx):
     """Flags constants that hard-code a 32-lane warp.
 
@@ -204,21 +299,13 @@ def warp_size_constant_32(ctx):
     hipDeviceAttributeWarpSize on the host, or select 64/32 per target at compile time (e.g.
     from `__GFX9__`/`__AMDGCN_WAVEFRONT_SIZE`, where the ROCm release still defines it).
     """
-    def check(name: str, value: int | None) -> str | None:
-        warpish, laneish = _WARP_NAME.search(name), _LANE_NAME.search(name)
-        if value == 32 and warpish and not _MASK_NAME.search(name):
-            return f"`{name}` = 32 hard-codes the warp size"
-        if value == 5 and warpish and re.search(r"log|shift|bits", name, re.I):
-            return f"`{name}` = 5 is log2 of a 32-lane warp"
-        if value == 31 and (warpish or laneish) and re.search(r"mask|lane", name, re.I):
-            return f"`{name}` = 31 masks a lane within a 32-lane warp"
-        return None
-
+    if not _contains_any(ctx.data, b"warp", b"wave", b"lane"):
+        return  # no name here could be flagged: every one mentions warp/wave/lane
     for m in sx.macro_bodies(ctx):
         name = m.name.decode("latin-1")
-        if m.params is not None or not sx.relevant(ctx, m.start):
+        if m.params is not None or not _warp_constant_name(name) or not sx.relevant(ctx, m.start):
             continue
-        why = check(name, sx.int_constants(ctx).get(name))
+        why = _warp_constant(name, sx.int_constants(ctx).get(name))
         if why:
             yield Hit(m.start, m.body_end, why, _WARP_FIX)
     pairs = []
@@ -231,16 +318,17 @@ def warp_size_constant_32(ctx):
     for target, value in pairs:
         if target is None or value is None or target.type not in ("identifier", "field_identifier"):
             continue
-        if not sx.relevant(ctx, target.start_byte):
+        name = sx.text(target)
+        if not _warp_constant_name(name) or not sx.relevant(ctx, target.start_byte):
             continue
-        why = check(sx.text(target), _value(ctx, value))
+        why = _warp_constant(name, _value(ctx, value))
         if why:
             yield Hit(target.start_byte, value.end_byte, why, _WARP_FIX)
 
 
 @rule(code="HP402", name="lane-arithmetic-with-32", category="warp-size", severity="warning",
       effort="medium",
-      triggers=(b'32', b'31', b'>> 5', b'>>5', b'0x1f', b'0x1F'))
+      triggers=(LANE_MATH_TRIGGER,))
 def lane_arithmetic_with_32(ctx):
     """Flags lane and warp-index arithmetic written with 32, 31 or 5.
 
@@ -249,8 +337,9 @@ def lane_arithmetic_with_32(ctx):
     `blockDim.x / 32` (warps per block), in device code or file-scope constants, where the
     operand is a thread index (`threadIdx`, a variable computed from it, or a lane/tid-named
     variable) or a block size. Also macro bodies such as `#define LANE (threadIdx.x & 31)`.
-    The same numbers in unrelated math, and block sizes of 32 in host launches, are not
-    flagged; code written with `warpSize` is not flagged.
+    The number must be written out (32 or 0x20, 31 or 0x1f, `>> 5`); arithmetic that only
+    yields it (`16 * 2`) is not recognised. The same numbers in unrelated math, and block
+    sizes of 32 in host launches, are not flagged; code written with `warpSize` is not flagged.
 
     Why it matters on AMD GPUs:
     On 64-lane wavefronts `tid % 32` is not the lane and `tid / 32` is not the wavefront:
@@ -295,6 +384,17 @@ def _warp_indexed(ctx, name: str, start: int, end: int) -> str | None:
     return None
 
 
+def _per_warp_dimension(ctx, dims) -> str | None:
+    """Why one of the array's dimensions is `N / 32` or `N >> 5` (one slot per warp), if one is."""
+    for size in dims:
+        if size is not None and size.type == "binary_expression":
+            op = sx.text(size.child_by_field_name("operator"))
+            if op in ("/", ">>") and _literal(ctx, size.child_by_field_name("right")) == (
+                    32 if op == "/" else 5):
+                return f"dimension `{sx.text(size)}` is one slot per 32-lane warp"
+    return None
+
+
 @rule(code="HP403", name="warp-sized-shared-array", category="warp-size", severity="warning",
       effort="medium",
       triggers=(b'__shared__',))
@@ -322,20 +422,18 @@ def warp_sized_shared_array(ctx):
     """
     for shared in sx.shared_declarations(ctx):
         decl, name, dims = shared.decl, shared.name, shared.dims
-        if not dims or not sx.relevant(ctx, decl.start_byte):
+        if not dims:
+            continue
+        # the sizes first (cheap, and rarely a match), then where the array is
+        why = _per_warp_dimension(ctx, dims)
+        if why is None and not (len(dims) == 1 and _literal(ctx, dims[0]) == 32):
+            continue
+        if not sx.relevant(ctx, decl.start_byte):
             continue
         f = sx.device_function_at(ctx, decl.start_byte)
         if f is None and not _outside_functions(decl):
             continue
-        why = None
-        for size in dims:
-            if size is not None and size.type == "binary_expression":
-                op = sx.text(size.child_by_field_name("operator"))
-                right = size.child_by_field_name("right")
-                if (op, _literal(ctx, right)) in (("/", 32), (">>", 5)):
-                    why = f"dimension `{sx.text(size)}` is one slot per 32-lane warp"
-                    break
-        if why is None and len(dims) == 1 and _literal(ctx, dims[0]) == 32:
+        if why is None:  # a `[32]` array: flagged when it is indexed per warp or lane
             scope = (f.body_start, f.body_end) if f is not None else (0, len(ctx.data))
             how = _warp_indexed(ctx, name, *scope)
             if how:
@@ -345,13 +443,34 @@ def warp_sized_shared_array(ctx):
                       f"shared array `{name}`: {why}", _WARP_FIX)
 
 
+def _warp_loop(ctx, loop) -> str | None:
+    """How a `for` loop's header spans 32 lanes: it starts at 16, or counts from 1 up to 16/32."""
+    init = loop.child_by_field_name("initializer")
+    cond = loop.child_by_field_name("condition")
+    start = None
+    if init is not None:
+        vals = [n for n in sx.walk(init) if n.type in ("init_declarator", "assignment_expression")]
+        if vals:
+            v = vals[0].child_by_field_name("value") or vals[0].child_by_field_name("right")
+            start = _literal(ctx, v)
+    if start == 16:
+        return "starts at offset 16"
+    if start != 1:
+        return None
+    bound = None
+    if cond is not None and cond.type == "binary_expression" and \
+            sx.text(cond.child_by_field_name("operator")) in ("<", "<="):
+        bound = _literal(ctx, cond.child_by_field_name("right"))
+    return f"stops below {bound}" if bound in (32, 16) else None
+
+
 def _shfl_calls(node):
     return [n for n in sx.walk(node) if n.type == "call_expression" and _SHFL.match(sx.call_name(n))]
 
 
 @rule(code="HP404", name="shuffle-reduction-from-16", category="warp-size", severity="warning",
       effort="medium",
-      triggers=(b'16',))
+      triggers=(b'__shfl',))
 def shuffle_reduction_from_16(ctx):
     """Flags warp-shuffle reductions and scans that assume 32 lanes.
 
@@ -373,43 +492,35 @@ def shuffle_reduction_from_16(ctx):
     Start from `warpSize / 2` (`for (int o = warpSize / 2; o > 0; o >>= 1)`), or use a
     library reduction (hipCUB WarpReduce) that knows the wavefront size.
     """
+    if b"__shfl" not in ctx.data:
+        return  # every finding is, or loops around, a call of a `__shfl*` function
     in_loops = set()
     for loop in sx.nodes(ctx, "for_statement"):
-        if not sx.relevant(ctx, loop.start_byte) or not sx.in_device_code(ctx, loop.start_byte):
+        # the loop's shape first (cheap, and rarely a match), then its calls, then where it is
+        what = _warp_loop(ctx, loop)
+        if what is None:
             continue
         body = loop.child_by_field_name("body")
         calls = _shfl_calls(body) if body is not None else []
         if not calls:
             continue
-        init = loop.child_by_field_name("initializer")
-        cond = loop.child_by_field_name("condition")
-        start = None
-        if init is not None:
-            vals = [n for n in sx.walk(init) if n.type in ("init_declarator", "assignment_expression")]
-            if vals:
-                v = vals[0].child_by_field_name("value") or vals[0].child_by_field_name("right")
-                start = _literal(ctx, v)
-        bound = None
-        if cond is not None and cond.type == "binary_expression" and \
-                sx.text(cond.child_by_field_name("operator")) in ("<", "<="):
-            bound = _literal(ctx, cond.child_by_field_name("right"))
-        if start == 16 or (start == 1 and bound in (32, 16)):
-            in_loops.update(c.start_byte for c in calls)
-            what = "starts at offset 16" if start == 16 else f"stops below {bound}"
-            head_end = body.start_byte if body is not None else loop.end_byte
-            yield Hit(loop.start_byte, head_end,
-                      f"shuffle loop {what}: it only spans 32 lanes", _WARP_FIX)
+        if not sx.relevant(ctx, loop.start_byte) or not sx.in_device_code(ctx, loop.start_byte):
+            continue
+        in_loops.update(c.start_byte for c in calls)
+        head_end = body.start_byte if body is not None else loop.end_byte
+        yield Hit(loop.start_byte, head_end,
+                  f"shuffle loop {what}: it only spans 32 lanes", _WARP_FIX)
     for call in sx.nodes(ctx, "call_expression"):
         name = sx.call_name(call)
-        if not re.match(r"__shfl_(?:down|xor)(?:_sync)?\Z", name) or call.start_byte in in_loops:
-            continue
-        if not sx.relevant(ctx, call.start_byte) or not sx.in_device_code(ctx, call.start_byte):
+        if not _SHFL_DOWN_OR_XOR.match(name) or call.start_byte in in_loops:
             continue
         args = sx.call_args(call)
         first = 1 if name.endswith("_sync") else 0
         if len(args) != first + 2:
             continue  # no arguments to read, or an explicit width (a deliberate sub-group)
-        if _literal(ctx, args[first + 1]) == 16:
+        if _literal(ctx, args[first + 1]) != 16:
+            continue
+        if sx.relevant(ctx, call.start_byte) and sx.in_device_code(ctx, call.start_byte):
             yield Hit(call.start_byte, call.end_byte,
                       f"`{name}` with offset 16 starts a 32-lane butterfly", _WARP_FIX)
 
@@ -435,13 +546,13 @@ def _full32(ctx, node) -> str | None:
         return None
     t = sx.text(node)
     if node.type == "number_literal":
-        v = sx.eval_int(ctx, node)
+        v = _number(ctx, node)
         return t if v == _FULL32 or (v == -1 and "l" not in t.lower()) else None
     if node.type == "unary_expression":
         op = sx.text(node.child_by_field_name("operator"))
         arg = node.child_by_field_name("argument")
         if arg is not None and arg.type == "number_literal" and "l" not in sx.text(arg).lower():
-            v = sx.eval_int(ctx, arg)
+            v = _number(ctx, arg)
             if (op == "~" and v == 0) or (op == "-" and v == 1):
                 return t
     return None
@@ -450,13 +561,42 @@ def _full32(ctx, node) -> str | None:
 _NOT_ZERO_32 = re.compile(r"\s*\(?\s*(?:~\s*0[uU]?|\(\s*unsigned(?:\s+int)?\s*\)\s*-\s*1)\s*\)?\s*(?://.*|/\*.*)?\Z")
 
 
+_CONST = re.compile(rb"\b(?:const|constexpr)\b")
+
+
+# Identifiers in ASCII text are made of these bytes (`\` for `\u` escapes).
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$\\")
+_SYNC_END = re.compile(rb"_sync(?![\w$\\])")
+
+
+def _may_call_sync(data: bytes) -> bool:
+    """Whether the file may call a `__*_sync` function: a name that starts with `__` and ends
+    with `_sync`, as _is_sync_call wants (non-ASCII files are assumed to)."""
+    if not data.isascii():
+        return True
+    for m in _SYNC_END.finditer(data):
+        start = m.start()
+        while start > 0 and data[start - 1] in _NAME_BYTES:
+            start -= 1
+        if data.startswith(b"__", start):
+            return True
+    return False
+
+
+def _may_name_mask(data: bytes) -> bool:
+    """Whether a name in the file may match _MASK_NAME. Non-ASCII files are assumed to: `s` and
+    `k` have non-ASCII case variants (U+017F, U+212A) that the str pattern also matches."""
+    return not data.isascii() or _contains_any(data, b"mask")
+
+
 def _is_sync_call(name: str) -> bool:
     return name.startswith("__") and name.endswith("_sync") and name not in ("__syncthreads",)
 
 
+# No triggers: a mask constant may be spelled ~0u or -1; the body tests for a `__*_sync` call
+# or a mask-named constant before it needs the tree.
 @rule(code="HP451", name="full-warp-mask-32-bit", category="warp-mask", severity="warning",
-      effort="medium",
-      triggers=(b'_sync', b'ffff', b'FFFF'))
+      effort="medium")
 def full_warp_mask_32_bit(ctx):
     """Flags 32-bit full masks passed to warp `*_sync` functions.
 
@@ -479,8 +619,10 @@ def full_warp_mask_32_bit(ctx):
     Pass a 64-bit mask: `__activemask()` or `~0ull` (all lanes), and keep masks in
     `unsigned long long`/`uint64_t`.
     """
+    data = ctx.data
     flagged_names = set()
-    for call in sx.nodes(ctx, "call_expression"):
+    calls = sx.nodes(ctx, "call_expression") if _may_call_sync(data) else ()  # else no tree
+    for call in calls:
         name = sx.call_name(call)
         if not _is_sync_call(name) or not sx.relevant(ctx, call.start_byte):
             continue
@@ -494,32 +636,43 @@ def full_warp_mask_32_bit(ctx):
                       "naming every participating lane; this one covers lanes 0..31 only", _MASK_FIX)
         elif args[0].type == "identifier":
             flagged_names.add(sx.text(args[0]))
-    consts = sx.int_constants(ctx)
     for m in sx.macro_bodies(ctx):
         name = m.name.decode("latin-1")
-        if m.params is not None or not sx.relevant(ctx, m.start):
+        if m.params is not None or not (_MASK_NAME.search(name) or name in flagged_names):
             continue
-        if not (_MASK_NAME.search(name) or name in flagged_names):
+        if not sx.relevant(ctx, m.start):
             continue
         body = ctx.data[m.body_start:m.body_end].decode("latin-1")
-        if consts.get(name) == _FULL32 or _NOT_ZERO_32.match(body):
+        if sx.int_constants(ctx).get(name) == _FULL32 or _NOT_ZERO_32.match(body):
             yield Hit(m.start, m.body_end, f"`{name}` is a 32-bit full lane mask", _MASK_FIX)
+    if b"const" not in data or not (flagged_names or _may_name_mask(data)):
+        return  # no const mask variable to report: the tree is not needed
     for node in sx.nodes(ctx, "init_declarator"):
         target, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
-        if target is None or target.type != "identifier" or not sx.relevant(ctx, node.start_byte):
+        if target is None or target.type != "identifier":
             continue
         name = sx.text(target)
-        decl = node.parent
-        if decl is None or not re.search(rb"\b(?:const|constexpr)\b", decl.text or b""):
+        if not (_MASK_NAME.search(name) or name in flagged_names):
             continue
-        if (_MASK_NAME.search(name) or name in flagged_names) and _full32(ctx, value):
+        if not sx.relevant(ctx, node.start_byte):
+            continue
+        decl = node.parent
+        if decl is None or not _CONST.search(decl.text or b""):
+            continue
+        if _full32(ctx, value):
             if "long" in sx.text(decl.child_by_field_name("type")) or "64" in sx.text(decl.child_by_field_name("type")):
                 continue
             yield Hit(target.start_byte, value.end_byte,
                       f"`{name}` is a 32-bit full lane mask", _MASK_FIX)
 
 
-def _ballot_calls(node) -> list:
+# Every _BALLOT_LIKE name starts with one of these: a node whose text has none holds no such call.
+_BALLOT_TEXT = re.compile(rb"__(?:ballot|activemask|match_)")
+
+
+def _ballot_calls(ctx, node) -> list:
+    if not _BALLOT_TEXT.search(ctx.data, node.start_byte, node.end_byte):
+        return []  # skips the walk for almost every node
     return [n for n in sx.walk(node) if n.type == "call_expression" and sx.call_name(n) in _BALLOT_LIKE]
 
 
@@ -534,15 +687,28 @@ def _ballot_vars(ctx) -> set[str]:
         for node in sx.nodes(c, "init_declarator", "assignment_expression"):
             target = node.child_by_field_name("declarator") or node.child_by_field_name("left")
             value = node.child_by_field_name("value") or node.child_by_field_name("right")
-            if target is not None and target.type == "identifier" and value is not None and _ballot_calls(value):
+            if target is not None and target.type == "identifier" and value is not None and _ballot_calls(c, value):
                 out.add(sx.text(target))
         return out
     return sx.memo(ctx, "ballot_vars", compute)
 
 
+def _declared_32_bit(ctx) -> set[str]:
+    """Names of the variables and parameters declared with a 32-bit integer type."""
+    out = set()
+    for decl in sx.nodes(ctx, "declaration", "parameter_declaration"):
+        if _type_text(decl).replace("const ", "") in _32_BIT_TYPES:
+            for d in decl.children_by_field_name("declarator"):
+                if d.type == "init_declarator":
+                    d = d.child_by_field_name("declarator")
+                if d is not None and d.type == "identifier":
+                    out.add(sx.text(d))
+    return out
+
+
 @rule(code="HP452", name="ballot-stored-in-32-bit", category="warp-mask", severity="warning",
       effort="medium",
-      triggers=(b'ballot', b'activemask'))
+      triggers=(b'__ballot', b'__activemask', b'__match_'))
 def ballot_stored_in_32_bit(ctx):
     """Flags ballot/active-mask results kept in 32-bit integers.
 
@@ -564,37 +730,33 @@ def ballot_stored_in_32_bit(ctx):
     Store masks in `unsigned long long` (or `uint64_t`, or `auto`), and count/scan them with
     the 64-bit bit functions (`__popcll`, `__ffsll`, `__clzll`).
     """
+    if not _BALLOT_TEXT.search(ctx.data):
+        return  # every finding holds a ballot call
     for node in sx.nodes(ctx, "init_declarator"):
         value = node.child_by_field_name("value")
         target = node.child_by_field_name("declarator")
-        if value is None or not _ballot_calls(value) or not sx.relevant(ctx, node.start_byte):
+        if value is None or not _ballot_calls(ctx, value) or not sx.relevant(ctx, node.start_byte):
             continue
         t = _type_text(node.parent)
         if t.replace("const ", "") in _32_BIT_TYPES:
-            call = sx.call_name(_ballot_calls(value)[0])
+            call = sx.call_name(_ballot_calls(ctx, value)[0])
             yield Hit(node.start_byte, node.end_byte,
                       f"`{call}` result stored in 32-bit `{t}` `{sx.text(target)}`: HIP returns a "
                       "64-bit lane mask", _MASK_FIX)
-    declared32 = {}
-    for decl in sx.nodes(ctx, "declaration", "parameter_declaration"):
-        t = _type_text(decl).replace("const ", "")
-        if t in _32_BIT_TYPES:
-            for d in decl.children_by_field_name("declarator"):
-                if d.type == "init_declarator":
-                    d = d.child_by_field_name("declarator")
-                if d is not None and d.type == "identifier":
-                    declared32[sx.text(d)] = t
+    declared32 = None
     for node in sx.nodes(ctx, "assignment_expression"):
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if left is None or right is None or left.type != "identifier" or not _ballot_calls(right):
+        if left is None or right is None or left.type != "identifier" or not _ballot_calls(ctx, right):
             continue
+        if declared32 is None:
+            declared32 = _declared_32_bit(ctx)
         if sx.text(left) in declared32 and sx.relevant(ctx, node.start_byte):
-            call = sx.call_name(_ballot_calls(right)[0])
+            call = sx.call_name(_ballot_calls(ctx, right)[0])
             yield Hit(node.start_byte, node.end_byte,
                       f"`{call}` result assigned to 32-bit `{sx.text(left)}`: HIP returns a 64-bit "
                       "lane mask", _MASK_FIX)
     for ret in sx.nodes(ctx, "return_statement"):
-        calls = _ballot_calls(ret)
+        calls = _ballot_calls(ctx, ret)
         if not calls or not sx.relevant(ctx, ret.start_byte):
             continue
         fn = ret.parent
@@ -629,6 +791,8 @@ def activemask_call(ctx):
     Keep the result 64-bit and compare with a 64-bit full mask; for HIP before 6.2 use
     `__ballot(1)` instead.
     """
+    if b"__activemask" not in ctx.data:
+        return
     for call in sx.nodes(ctx, "call_expression"):
         if sx.call_name(call) == "__activemask" and sx.relevant(ctx, call.start_byte):
             yield Hit(call.start_byte, call.end_byte,
@@ -638,7 +802,7 @@ def activemask_call(ctx):
 
 @rule(code="HP454", name="32-bit-popc-on-ballot", category="warp-mask", severity="warning",
       effort="medium",
-      triggers=(b'popc',))
+      triggers=(b'__ballot', b'__activemask', b'__match_'))
 def popc_on_ballot(ctx):
     """Flags 32-bit bit counts and scans applied to ballot masks.
 
@@ -656,6 +820,8 @@ def popc_on_ballot(ctx):
     Fix:
     Use `__popcll`, `__ffsll`, `__clzll`, `__brevll` on the 64-bit mask.
     """
+    if not _BALLOT_TEXT.search(ctx.data):
+        return  # no ballot call, so no ballot mask either
     ballots = _ballot_vars(ctx)
     for call in sx.nodes(ctx, "call_expression"):
         name = sx.call_name(call)
@@ -670,7 +836,7 @@ def popc_on_ballot(ctx):
         if outer is not None:
             continue  # `__clz(__brev(mask))`: reported once, at the outer call
         arg = args[0]
-        uses = bool(_ballot_calls(arg)) or any(
+        uses = bool(_ballot_calls(ctx, arg)) or any(
             n.type == "identifier" and sx.text(n) in ballots for n in sx.walk(arg))
         if uses:
             yield Hit(call.start_byte, call.end_byte,
@@ -699,6 +865,8 @@ def syncwarp_32_bit_mask(ctx):
     Fix:
     Call `__syncwarp()` (all lanes) or pass a 64-bit mask such as `__activemask()`.
     """
+    if b"__syncwarp" not in ctx.data:
+        return
     for call in sx.nodes(ctx, "call_expression"):
         if sx.call_name(call) != "__syncwarp" or not sx.relevant(ctx, call.start_byte):
             continue
@@ -739,15 +907,15 @@ def lane_bit_shift_32(ctx):
     Shift a 64-bit value (`1ull << lane`), keep the mask in `unsigned long long`, or use
     `__lanemask_lt()` where available.
     """
+    if not _contains_any(ctx.data, b"lane"):
+        return  # the shift count must name a lane
     for node in sx.nodes(ctx, "binary_expression"):
         op = sx.text(node.child_by_field_name("operator"))
         if op not in ("<<", ">>"):
             continue
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        lt = sx.text(left).strip("()")
-        is_one = lt in _ONE_32 and op == "<<"
-        is_full = _full32(ctx, left) is not None
-        if not (is_one or is_full):
+        is_one = op == "<<" and sx.text(left).strip("()") in _ONE_32
+        if not is_one and _full32(ctx, left) is None:
             continue
         if not any(n.type == "identifier" and _LANE_NAME.search(sx.text(n)) for n in sx.walk(right)):
             continue

@@ -1,0 +1,68 @@
+"""Rule triggers are a pre-check only: a rule skipped for lack of its trigger bytes would have
+found nothing anyway. Checked on every fixture and example by running each rule with its
+triggers and again with none."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from hipport.analysis import analyze, context_for
+from hipport.config import Settings
+from hipport.files import file_kind
+from hipport.rules import Hit, all_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted(p for base in ("fixtures", "examples") for p in (ROOT / base).rglob("*")
+                 if p.is_file() and file_kind(p.name) != "other" and "broken" not in p.parts)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_triggers_hide_no_finding(path: Path):
+    data = path.read_bytes()
+    kind = file_kind(path.name)
+    settings = Settings()
+    with_triggers = analyze(context_for(data, path.name, kind, settings))
+    untriggered = [dataclasses.replace(r, triggers=()) for r in all_rules()]
+    assert with_triggers == analyze(context_for(data, path.name, kind, settings), untriggered)
+
+
+def test_a_rule_runs_only_where_one_of_its_triggers_is():
+    calls = []
+
+    def probe(ctx):
+        calls.append(ctx.path)
+        yield Hit(0, 1, "probe")
+
+    template = all_rules()[0]
+    rule = dataclasses.replace(template, code="HP9999", check=probe, kinds=frozenset({"cuda"}),
+                               triggers=(b"__shfl_xor", b"cudaGraphLaunch"))
+    settings = Settings()
+    for name, data in (("none.cu", b"__global__ void k() {}\n"),
+                       ("one.cu", b"void f() { cudaGraphLaunch(g, s); }\n"),
+                       ("other.cu", b"int x = __shfl_xor_sync(~0u, v, 1);\n"),
+                       ("host.cpp", b"void f() { cudaGraphLaunch(g, s); }\n")):
+        found = analyze(context_for(data, name, file_kind(name), settings), [rule])
+        assert [f.rule for f in found] == (["HP9999"] if name in ("one.cu", "other.cu") else [])
+    assert calls == ["one.cu", "other.cu"]
+
+
+def test_version_macro_trigger_covers_every_version_macro():
+    from hipport.loaders import tools
+    from hipport.rules import REGISTRY
+    from hipport.rules.version_macro import version_macro_names
+
+    mappings, _ = tools(Settings())
+    triggers = REGISTRY["HP751"].triggers
+    uncovered = [n for n in version_macro_names(mappings) if not any(t in n.encode() for t in triggers)]
+    assert not uncovered, f"HP751 would skip files whose only version test is {uncovered}"
+
+
+@pytest.mark.parametrize("text", [b"lane = tid % 32;", b"w = tid >> (5);", b"w = tid >>\\\n 5;",
+                                  b"l = threadIdx.x & 0x1F;", b"w = tid / 0x20;", b"l = tid & (32 - 1);"])
+def test_lane_math_trigger_finds_every_spelling_the_rule_accepts(text):
+    from hipport.rules.warp import LANE_MATH_TRIGGER
+
+    assert LANE_MATH_TRIGGER.search(text)
