@@ -44,6 +44,12 @@ Tree access (tree-sitter-cuda)
     call_args(call) -> list[Node]   argument nodes
     text(node) -> str               node's source text (utf-8, errors replaced)
 
+Nodes by name (the text is searched first; the file is parsed only when a name occurs)
+    words_patterns(words)           -> patterns matching wherever one of `words` starts
+    nodes_at(ctx, words, patterns)  -> the smallest node around each occurrence
+    calls_named(ctx, names, ...)    -> call expressions whose call_name() is in `names`
+    nodes_named(ctx, names, ...)    -> leaf nodes (of given types) whose text is in `names`
+
 Constants
     int_constants(ctx)              -> dict[str, int]  simple `#define N 128`, `constexpr int N =
                                        4 * 32;`, `const unsigned N = ...;` integer constants
@@ -67,6 +73,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import os
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -80,7 +87,8 @@ __all__ = [
     "cuda_excluded", "device_function_at", "device_functions", "device_pass_only", "eval_int",
     "hip_excluded", "host_pass_only", "in_device_code", "int_constants", "is_template_call", "live",
     "live_includes", "live_nodes", "macro_bodies", "memo", "nodes", "qualifier_macros", "relevant",
-    "relevant_nodes", "SharedDecl", "shared_declarations", "text", "walk",
+    "relevant_nodes", "SharedDecl", "shared_declarations", "text", "walk", "words_patterns",
+    "nodes_at", "calls_named", "nodes_named",
 ]
 
 
@@ -942,6 +950,79 @@ def device_function_at(ctx, offset: int) -> DeviceFunction | None:
 
 def in_device_code(ctx, offset: int) -> bool:
     return device_function_at(ctx, offset) is not None and not host_pass_only(ctx, offset)
+
+
+# --------------------------------------------------------------------------- nodes by name
+# Most rules look for a few names. Searching the bytes for them and asking the tree for the
+# node at each hit is much cheaper than indexing every call or identifier of the file, and a
+# file without the names is never parsed.
+
+def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
+    """Patterns that together match wherever one of `words` (str) starts. One per pair of
+    leading characters, each opening with its words' common prefix: re scans for a leading
+    literal far faster than it tries an alternation at every byte."""
+    groups: dict[str, list[str]] = {}
+    for word in sorted(words):
+        groups.setdefault(word[:2], []).append(word)
+    patterns = []
+    for group in groups.values():
+        head = os.path.commonprefix(group)
+        rest = b"|".join(re.escape(w[len(head):].encode()) for w in group)
+        patterns.append(re.compile(re.escape(head.encode()) + b"(?:" + rest + b")"))
+    return tuple(patterns)
+
+
+def _occurrences(data: bytes, words, patterns):
+    """(start, end) of every place where one of `words` starts (overlaps included), found
+    with `patterns` (words_patterns(words)) or, for a few words, one by one."""
+    for pattern in patterns or ():
+        m = pattern.search(data)
+        while m is not None:
+            yield m.start(), m.end()
+            m = pattern.search(data, m.start() + 1)
+    if patterns:
+        return
+    for word in words:
+        w = word.encode()
+        at = data.find(w)
+        while at >= 0:
+            yield at, at + len(w)
+            at = data.find(w, at + 1)
+
+
+def nodes_at(ctx, words, patterns=None):
+    """The smallest node around each place where one of `words` starts (see _occurrences);
+    the file is parsed only if there is one."""
+    root = None
+    for start, end in _occurrences(ctx.data, words, patterns):
+        if root is None:
+            root = ctx.tree.root_node
+        yield root.descendant_for_byte_range(start, end)
+
+
+def calls_named(ctx, names, patterns=None) -> list:
+    """Call expressions whose callee's own name (sx.call_name) is in `names`, in source order.
+
+    Found from where the names occur in the text, not by walking every call of the file: a
+    callee's name is a token spelled out in the file, and the nearest call around that
+    token is the call it names (a callee never sits inside another call)."""
+    found = {}
+    for node in nodes_at(ctx, names, patterns):
+        while node is not None and node.type != "call_expression":
+            node = node.parent
+        if node is not None and node.id not in found and call_name(node) in names:
+            found[node.id] = node
+    return sorted(found.values(), key=lambda n: n.start_byte)
+
+
+def nodes_named(ctx, names, patterns=None, types=()) -> list:
+    """Leaf nodes (of one of `types`, any if empty) whose text is in `names`, in source order,
+    found where the names occur in the text."""
+    found = {}
+    for node in nodes_at(ctx, names, patterns):
+        if node.id not in found and (not types or node.type in types) and text(node) in names:
+            found[node.id] = node
+    return sorted(found.values(), key=lambda n: n.start_byte)
 
 
 # --------------------------------------------------------------------------- constants

@@ -7,7 +7,6 @@ import re
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
-from hipport.rules.dynamic_parallelism import calls_named, nodes_at, words_patterns
 
 # Not provided by HIP's cooperative groups (HIP documents these as unsupported).
 MISSING = {
@@ -48,9 +47,9 @@ _USING = re.compile(rb"\busing\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
 _MEMBER = re.compile(rb"(?:\.|->)\s*(meta_group_rank|meta_group_size)\s*\(")
 _CG_USED = re.compile(rb"cooperative_groups")
 _SYNC = frozenset({"sync"})
-_SYNC_WORDS = words_patterns(_SYNC)
+_SYNC_WORDS = sx.words_patterns(_SYNC)
 _THIS_GRID = frozenset({"this_grid", "this_multi_grid"})
-_THIS_GRID_WORDS = words_patterns(_THIS_GRID)
+_THIS_GRID_WORDS = sx.words_patterns(_THIS_GRID)
 
 
 def _namespaces(ctx) -> tuple[set[bytes], bool]:
@@ -231,7 +230,7 @@ def _grid_declarations(ctx) -> list:
     """The declarations that may declare a grid: those around a `grid_group` in the text or a
     this_grid() call, the only things _compute_grid_vars goes by."""
     found = {}
-    for node in [*nodes_at(ctx, ("grid_group",)), *calls_named(ctx, _THIS_GRID, _THIS_GRID_WORDS)]:
+    for node in [*sx.nodes_at(ctx, ("grid_group",)), *sx.calls_named(ctx, _THIS_GRID, _THIS_GRID_WORDS)]:
         while node is not None:
             if node.type in ("declaration", "parameter_declaration"):
                 found[node.id] = node
@@ -295,7 +294,7 @@ def grid_sync_without_cooperative_launch(ctx):
         return  # no sync call at all
     if any(sx.relevant(ctx, m.start()) for m in ctx.code_matches(COOPERATIVE_LAUNCH)):
         return
-    for call in calls_named(ctx, _SYNC, _SYNC_WORDS):  # call_name "sync": `g.sync()`, `cg::sync(g)`
+    for call in sx.calls_named(ctx, _SYNC, _SYNC_WORDS):  # call_name "sync": `g.sync()`, `cg::sync(g)`
         fn = call.child_by_field_name("function")
         if fn is None or not sx.relevant(ctx, call.start_byte):
             continue

@@ -5,7 +5,6 @@ Build-file parts (`-rdc=true`, `cudadevrt`) belong to the build-flags rules."""
 from __future__ import annotations
 
 import bisect
-import os
 import re
 import sys
 
@@ -59,81 +58,8 @@ def _runtime_fix(name: str) -> str:
     return "query this on the host before the launch and pass the value to the kernel."
 
 
-# ------------------------------------------------------------------ finding nodes from the text
-# The rules look for a few names. Searching the bytes for them and asking the tree for the node
-# at each hit is much cheaper than indexing every call or identifier of the file, and a file
-# without the names is never parsed. (texture and cooperative_groups use these too.)
-
-def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
-    """Patterns that together match wherever one of `words` (str) starts. One per pair of
-    leading characters, each opening with its words' common prefix: re scans for a leading
-    literal far faster than it tries an alternation at every byte."""
-    groups: dict[str, list[str]] = {}
-    for word in sorted(words):
-        groups.setdefault(word[:2], []).append(word)
-    patterns = []
-    for group in groups.values():
-        head = os.path.commonprefix(group)
-        rest = b"|".join(re.escape(w[len(head):].encode()) for w in group)
-        patterns.append(re.compile(re.escape(head.encode()) + b"(?:" + rest + b")"))
-    return tuple(patterns)
-
-
 def _found(patterns, data: bytes, start: int = 0, end: int = sys.maxsize) -> bool:
     return any(p.search(data, start, end) for p in patterns)
-
-
-def _occurrences(data: bytes, words, patterns):
-    """(start, end) of every place where one of `words` starts (overlaps included), found
-    with `patterns` (words_patterns(words)) or, for a few words, one by one."""
-    for pattern in patterns or ():
-        m = pattern.search(data)
-        while m is not None:
-            yield m.start(), m.end()
-            m = pattern.search(data, m.start() + 1)
-    if patterns:
-        return
-    for word in words:
-        w = word.encode()
-        at = data.find(w)
-        while at >= 0:
-            yield at, at + len(w)
-            at = data.find(w, at + 1)
-
-
-def nodes_at(ctx, words, patterns=None):
-    """The smallest node around each place where one of `words` starts (see _occurrences);
-    the file is parsed only if there is one."""
-    root = None
-    for start, end in _occurrences(ctx.data, words, patterns):
-        if root is None:
-            root = ctx.tree.root_node
-        yield root.descendant_for_byte_range(start, end)
-
-
-def calls_named(ctx, names, patterns=None) -> list:
-    """Call expressions whose callee's own name (sx.call_name) is in `names`, in source order.
-
-    Found from where the names occur in the text, not by walking every call of the file: a
-    callee's name is a token spelled out in the file, and the nearest call around that
-    token is the call it names (a callee never sits inside another call)."""
-    found = {}
-    for node in nodes_at(ctx, names, patterns):
-        while node is not None and node.type != "call_expression":
-            node = node.parent
-        if node is not None and node.id not in found and sx.call_name(node) in names:
-            found[node.id] = node
-    return sorted(found.values(), key=lambda n: n.start_byte)
-
-
-def nodes_named(ctx, names, patterns=None, types=()) -> list:
-    """Leaf nodes (of one of `types`, any if empty) whose text is in `names`, in source order,
-    found where the names occur in the text."""
-    found = {}
-    for node in nodes_at(ctx, names, patterns):
-        if node.id not in found and (not types or node.type in types) and sx.text(node) in names:
-            found[node.id] = node
-    return sorted(found.values(), key=lambda n: n.start_byte)
 
 
 def _merged(*calls: list) -> list:
@@ -144,9 +70,9 @@ def _merged(*calls: list) -> list:
 # ------------------------------------------------------------------ what the rules look for
 
 _ALL = LAUNCH_APIS | RUNTIME_APIS
-_ALL_WORDS = words_patterns(_ALL)
-_LAUNCH_WORDS = words_patterns(LAUNCH_APIS)
-_RUNTIME_WORDS = words_patterns(RUNTIME_APIS)
+_ALL_WORDS = sx.words_patterns(_ALL)
+_LAUNCH_WORDS = sx.words_patterns(LAUNCH_APIS)
+_RUNTIME_WORDS = sx.words_patterns(RUNTIME_APIS)
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 
 
@@ -189,7 +115,7 @@ def _kernel_launches(ctx) -> list:
     """Calls with a `<<<...>>>` (a kernel_call_syntax child), found from the `<<<` tokens in
     the text rather than from an index of the whole tree."""
     found = {}
-    for node in nodes_at(ctx, (), (_LAUNCH_OPEN,)):
+    for node in sx.nodes_at(ctx, (), (_LAUNCH_OPEN,)):
         while node is not None and node.type != "kernel_call_syntax":
             node = node.parent
         call = node.parent if node is not None else None
@@ -201,8 +127,8 @@ def _kernel_launches(ctx) -> list:
 def _launch_candidates(ctx, macros: dict[str, str]) -> list:
     """The calls HP101 may flag: `<<<>>>` launches, launch APIs, macros that launch."""
     launch_macros = {m for m, what in macros.items() if what == "launch"}
-    return _merged(_kernel_launches(ctx), calls_named(ctx, LAUNCH_APIS, _LAUNCH_WORDS),
-                   calls_named(ctx, launch_macros))
+    return _merged(_kernel_launches(ctx), sx.calls_named(ctx, LAUNCH_APIS, _LAUNCH_WORDS),
+                   sx.calls_named(ctx, launch_macros))
 
 
 def _device_calls(ctx, calls):
@@ -267,7 +193,7 @@ def _plain_host_function(ctx, fn, body, depth: int) -> bool:
         return True  # never taken for a function called only from device code
     if depth >= _MAX_CALLERS_DEPTH:
         return False
-    callers = [c for c in calls_named(ctx, {word.decode()})
+    callers = [c for c in sx.calls_named(ctx, {word.decode()})
                if not body.start_byte <= c.start_byte < body.end_byte and sx.live(ctx, c.start_byte)]
     return not callers or any(sx.host_pass_only(ctx, c.start_byte) or _plainly_host(ctx, c, depth + 1)
                               for c in callers)
@@ -276,7 +202,7 @@ def _plain_host_function(ctx, fn, body, depth: int) -> bool:
 def _maybe_declared_device(ctx, word: bytes) -> bool:
     """Whether a declaration of `word` (a prototype, a member) may carry __device__ or
     __global__: a declaration around some occurrence of it has such a word before it."""
-    for node in nodes_at(ctx, (word.decode(),)):
+    for node in sx.nodes_at(ctx, (word.decode(),)):
         start, decl = node.start_byte, node.parent
         while decl is not None:
             if decl.type in ("declaration", "field_declaration") \
@@ -401,7 +327,7 @@ def device_runtime_api_call(ctx):
         return  # neither a runtime call nor a macro expanding to one (its body would name it)
     macros = _macros_expanding_to(ctx)
     runtime_macros = {m for m, what in macros.items() if what in RUNTIME_APIS}
-    calls = _merged(calls_named(ctx, RUNTIME_APIS, _RUNTIME_WORDS), calls_named(ctx, runtime_macros))
+    calls = _merged(sx.calls_named(ctx, RUNTIME_APIS, _RUNTIME_WORDS), sx.calls_named(ctx, runtime_macros))
     for call in _device_calls(ctx, calls):
         name = sx.call_name(call)
         fn = call.child_by_field_name("function")

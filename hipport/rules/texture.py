@@ -6,7 +6,6 @@ import re
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
-from hipport.rules.dynamic_parallelism import calls_named, nodes_named, words_patterns
 
 BIND_APIS = frozenset({
     "cudaBindTexture", "cudaBindTexture2D", "cudaBindTextureToArray",
@@ -40,16 +39,16 @@ _REF_FIX = ("Use a texture object: create it with hipCreateTextureObject (hipRes
 
 
 _FETCH_NAMES = TEX_FETCHES | SURF_FUNCS
-_FETCH_WORDS = words_patterns(_FETCH_NAMES)
+_FETCH_WORDS = sx.words_patterns(_FETCH_NAMES)
 _LEGACY_NAMES = frozenset({"texture", "surface"})
 # Only where a template argument list may follow (spaces, a line continuation, a comment or a
 # directive in between): prose about textures is skipped before any tree lookup.
 _LEGACY_WORDS = tuple(re.compile(word + rb"(?=[\s\\\x80-\xff]*[<#/])")
                       for word in (b"texture", b"surface"))
-_REFERENCE_WORDS = words_patterns(REFERENCE_TYPES)
-_BIND_WORDS = words_patterns(BIND_APIS)
-_OBJECT_WORDS = words_patterns(OBJECT_TYPES)
-_CREATE_WORDS = words_patterns(OBJECT_CREATE)
+_REFERENCE_WORDS = sx.words_patterns(REFERENCE_TYPES)
+_BIND_WORDS = sx.words_patterns(BIND_APIS)
+_OBJECT_WORDS = sx.words_patterns(OBJECT_TYPES)
+_CREATE_WORDS = sx.words_patterns(OBJECT_CREATE)
 
 
 def _legacy_templates(ctx) -> list:
@@ -59,7 +58,7 @@ def _legacy_templates(ctx) -> list:
 
 def _compute_legacy_templates(ctx) -> list:
     out = []
-    for name in nodes_named(ctx, _LEGACY_NAMES, _LEGACY_WORDS):
+    for name in sx.nodes_named(ctx, _LEGACY_NAMES, _LEGACY_WORDS):
         node = name.parent  # found from its name, not by a walk over every template_type
         if node is None or node.type != "template_type" or node.child_by_field_name("name") != name:
             continue
@@ -78,7 +77,7 @@ def _own_templates(ctx) -> set[str]:
     class of that name): found from where the names are written."""
     def compute(c):
         own = set()
-        for word in nodes_named(c, _FETCH_NAMES, _FETCH_WORDS):
+        for word in sx.nodes_named(c, _FETCH_NAMES, _FETCH_WORDS):
             node = word  # or a node around it with the same text
             while node is not None and node.start_byte == word.start_byte \
                     and node.end_byte == word.end_byte:
@@ -151,7 +150,7 @@ def _object_declarations(ctx) -> list:
         # The type's last name is spelled in the text: start from those words and climb to
         # the declaration whose type holds them, instead of visiting every declaration.
         found = {}
-        for word in nodes_named(c, OBJECT_TYPES, _OBJECT_WORDS):
+        for word in sx.nodes_named(c, OBJECT_TYPES, _OBJECT_WORDS):
             decl = word.parent
             while decl is not None:
                 if decl.type in _DECLARATIONS and decl.id not in found:
@@ -175,7 +174,7 @@ def _objects(ctx) -> set[str]:
 def _fetch_calls(ctx) -> list:
     """Calls of the tex*/surf* functions (by their own name, whatever the qualification)."""
     return sx.memo(ctx, "texture_fetch_calls",
-                   lambda c: calls_named(c, _FETCH_NAMES, _FETCH_WORDS))
+                   lambda c: sx.calls_named(c, _FETCH_NAMES, _FETCH_WORDS))
 
 
 def _first_ident(node):
@@ -218,7 +217,7 @@ def texture_reference_declaration(ctx):
         yield Hit(node.start_byte, node.end_byte,
                   f"legacy {kind} reference {names} (`{kind}<...>`): removed in CUDA 12, "
                   "deprecated in HIP", _REF_FIX)
-    for t in nodes_named(ctx, REFERENCE_TYPES, _REFERENCE_WORDS, ("type_identifier",)):
+    for t in sx.nodes_named(ctx, REFERENCE_TYPES, _REFERENCE_WORDS, ("type_identifier",)):
         name = sx.text(t)
         if sx.relevant(ctx, t.start_byte):
             yield Hit(t.start_byte, t.end_byte,
@@ -249,7 +248,7 @@ def texture_reference_binding_api(ctx):
     with a hipTextureDesc, call hipCreateTextureObject once, pass the object to the kernel and
     hipDestroyTextureObject it when done.
     """
-    for node in nodes_named(ctx, BIND_APIS, _BIND_WORDS, ("identifier",)):
+    for node in sx.nodes_named(ctx, BIND_APIS, _BIND_WORDS, ("identifier",)):
         name = sx.text(node)
         if sx.relevant(ctx, node.start_byte):
             parent = node.parent
@@ -351,7 +350,7 @@ def texture_object_creation(ctx):
     coordinates against the target GPU, check extents against hipDeviceProp_t::maxTexture*,
     and test results that use linear filtering.
     """
-    for node in nodes_named(ctx, OBJECT_CREATE, _CREATE_WORDS, ("identifier",)):
+    for node in sx.nodes_named(ctx, OBJECT_CREATE, _CREATE_WORDS, ("identifier",)):
         name = sx.text(node)
         if sx.relevant(ctx, node.start_byte):
             parent = node.parent
