@@ -61,7 +61,8 @@ def test_version_macro_trigger_covers_every_version_macro():
 
 
 @pytest.mark.parametrize("text", [b"lane = tid % 32;", b"w = tid >> (5);", b"w = tid >>\\\n 5;",
-                                  b"l = threadIdx.x & 0x1F;", b"w = tid / 0x20;", b"l = tid & (32 - 1);"])
+                                  b"l = threadIdx.x & 0x1F;", b"w = tid / 0x20;", b"l = tid & (32 - 1);",
+                                  b"l = 31u & threadIdx.x;", b"l = (0x1f) & tid;"])
 def test_lane_math_trigger_finds_every_spelling_the_rule_accepts(text):
     from hipport.rules.warp import LANE_MATH_TRIGGER
 

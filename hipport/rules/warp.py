@@ -158,17 +158,31 @@ def _names_in(ctx, offset: int) -> set[str]:
 
 
 _LANE_DIVISORS = {"%": 32, "/": 32, ">>": 5}
-# How the number must be spelled for the expression to count: the digits themselves, never
-# arithmetic that only produces them (`16 * 2`). LANE_MATH_TRIGGER finds every such spelling
-# in a file, so lane-arithmetic-with-32 can skip files without one and still flag the same.
+# How the expression must be written to count: the operator, then (after spaces and opening
+# parentheses) the number's own digits, never arithmetic that only yields it (`16 * 2`); for
+# `&` the number may come first. LANE_MATH_TRIGGER matches every such spelling, so
+# lane-arithmetic-with-32 skips (and never parses) files without one and still flags the same.
 _SPELLED = {31: re.compile(rb"3[12]|0[xX]0*1[fF]"), 32: re.compile(rb"32|0[xX]0*20")}
+_DIVIDE_32 = re.compile(rb"[%/][\s(]*(?:32|0[xX]0*20)")
+_AND_31 = re.compile(rb"&[\s(]*(?:3[12]|0[xX]0*1[fF])")
+_31_AND = re.compile(rb"(?:31|0[xX]0*1[fF])[uUlL]*[\s)]*&")
 _SHIFT_5 = re.compile(rb">>[\s(\\]*(?:0[xX]0*)?5")
-LANE_MATH_TRIGGER = re.compile(rb"3[12]|0[xX]0*(?:1[fF]|20)|" + _SHIFT_5.pattern)
+LANE_MATH_TRIGGER = re.compile(b"|".join(p.pattern for p in (_DIVIDE_32, _AND_31, _31_AND, _SHIFT_5)))
 
 
-def _spelled(ctx, node, value: int) -> bool:
-    """Whether `node` is a number written out with that value's digits (see _SPELLED)."""
-    return _literal(ctx, node) == value and _SPELLED[value].search(node.text) is not None
+def _written_as(ctx, operator, literal, value: int) -> bool:
+    """Whether `literal` (an operand of `operator`) is `value` written as LANE_MATH_TRIGGER
+    expects: its digits, next to the operator."""
+    if _literal(ctx, literal) != value:
+        return False
+    data, at = ctx.data, operator.start_byte
+    if value == 5:
+        return _SHIFT_5.match(data, at) is not None
+    if literal.start_byte > at:  # `x & 31`, `x % 32`
+        return (_AND_31 if value == 31 else _DIVIDE_32).match(data, at) is not None \
+            and _SPELLED[value].search(literal.text) is not None
+    m = _31_AND.search(data, literal.start_byte, operator.end_byte)  # `31 & x`
+    return m is not None and m.end() == operator.end_byte
 
 
 def _lane_math(ctx, node) -> str | None:
@@ -183,13 +197,10 @@ def _lane_math(ctx, node) -> str | None:
     # The literal is checked first: the thread-index names are computed only for candidates.
     if op == "&":
         for a, b in ((left, right), (right, left)):
-            if _spelled(ctx, b, 31) and _is_thread_index(ctx, a, node.start_byte):
+            if _written_as(ctx, operator, b, 31) and _is_thread_index(ctx, a, node.start_byte):
                 return f"`& {sx.text(b)}` takes the lane within a 32-lane warp"
         return None
-    if op == ">>":
-        if _literal(ctx, right) != 5 or not _SHIFT_5.match(ctx.data, operator.start_byte):
-            return None
-    elif not _spelled(ctx, right, 32):
+    if not _written_as(ctx, operator, right, _LANE_DIVISORS[op]):
         return None
     if op == "%" and _is_thread_index(ctx, left, node.start_byte):
         return f"`% {sx.text(right)}` takes the lane within a 32-lane warp"
@@ -251,6 +262,9 @@ _MACRO_LANE_MATH = re.compile(
 
 
 _LOG_NAME = re.compile(r"log|shift|bits", re.I)
+# A name with warp/wave/lane in it, then (past spaces and comments) `=`, `(` or `{`: what every
+# declarator, enumerator or default that warp-size-constant-32 reports looks like.
+_WARP_DECLARATOR = re.compile(rb"(?i:warp|wave|lane)\w*[\s\\]*(?:/\*(?:[^*]|\*(?!/))*\*/[\s\\]*)*[=({]")
 _MASK_OR_LANE = re.compile(r"mask|lane", re.I)
 
 
@@ -308,6 +322,8 @@ def warp_size_constant_32(ctx):
         why = _warp_constant(name, sx.int_constants(ctx).get(name))
         if why:
             yield Hit(m.start, m.body_end, why, _WARP_FIX)
+    if not _WARP_DECLARATOR.search(ctx.data):
+        return  # no warp/lane-named declarator with a value: the tree is not needed
     pairs = []
     for node in sx.nodes(ctx, "init_declarator"):
         pairs.append((node.child_by_field_name("declarator"), node.child_by_field_name("value")))
