@@ -62,13 +62,10 @@ def open_cache(root: Path | None, namespace: str, context: Any) -> "Cache":
     return Cache(root, namespace, context)
 
 
-def _store(root: Path) -> "_Store | None":
-    """One connection per process and cache folder; None when the folder is unusable."""
-    return _open_store(root, os.getpid())  # a forked worker must not reuse its parent's
-
-
 @lru_cache(maxsize=4)
 def _open_store(root: Path, pid: int) -> "_Store | None":
+    """One connection per process (a forked worker must not reuse its parent's) and cache
+    folder; None when the folder is unusable."""
     try:
         return _Store(root)
     except (OSError, sqlite3.Error):
@@ -129,7 +126,7 @@ class Cache:
     def _store(self) -> "_Store | None":
         pid = os.getpid()
         if self._opened is None or self._opened[0] != pid:
-            self._opened = (pid, _store(self.root) if self.root is not None else None)
+            self._opened = (pid, _open_store(self.root, pid) if self.root is not None else None)
         return self._opened[1]
 
     def key(self, data: bytes, rel: str) -> bytes:

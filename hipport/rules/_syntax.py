@@ -1122,6 +1122,11 @@ def _eval_text(expr: str, lookup: Callable[[str], int | None]) -> int | None:
     return result.exact
 
 
+# A decimal or hex integer literal: read directly, so a file whose checks only meet numbers
+# written out never computes int_constants.
+_PLAIN_NUMBER = re.compile(rb"(?:0[xX]([0-9a-fA-F]+)|([1-9][0-9]*|0))[uUlL]*\Z")
+
+
 def eval_int(ctx, expr) -> int | None:
     """Value of an integer constant expression, or None when any part is not constant."""
     if expr is None:
@@ -1129,6 +1134,9 @@ def eval_int(ctx, expr) -> int | None:
     if hasattr(expr, "text"):
         expr = expr.text
     if isinstance(expr, bytes):
+        m = _PLAIN_NUMBER.match(expr)
+        if m is not None:
+            return int(m.group(1), 16) if m.group(1) is not None else int(m.group(2))
         expr = expr.decode("latin-1")
     consts = int_constants(ctx)
     return _eval_text(expr, consts.get)

@@ -3,7 +3,6 @@ GPUs (MI300 and earlier CDNA, RDNA); gfx950 (MI350 series) has 160 KiB."""
 
 from __future__ import annotations
 
-import re
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -23,20 +22,6 @@ def _kib(n: int) -> str:
     return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} bytes ({n / 1024:.1f} KiB)"
 
 
-# A decimal or hex integer literal, which sx.eval_int would read without the file's constants.
-_PLAIN_NUMBER = re.compile(rb"(?:0[xX]([0-9a-fA-F]+)|([1-9][0-9]*|0))[uUlL]*\Z")
-
-
-def _eval_int(ctx, node) -> int | None:
-    """sx.eval_int(ctx, node), reading a plain number literal directly: a file whose sizes are
-    all written as numbers never computes sx.int_constants."""
-    if node.type == "number_literal":
-        m = _PLAIN_NUMBER.match(node.text)
-        if m is not None:
-            return int(m.group(1), 16) if m.group(1) is not None else int(m.group(2))
-    return sx.eval_int(ctx, node)
-
-
 def _array_bytes(ctx, shared: sx.SharedDecl) -> int | None:
     size = sx.TYPE_SIZES.get(shared.type_name)
     if size is None or shared.extern:
@@ -44,7 +29,7 @@ def _array_bytes(ctx, shared: sx.SharedDecl) -> int | None:
     for dim in shared.dims:
         if dim is None:
             return None
-        n = _eval_int(ctx, dim)
+        n = sx.eval_int(ctx, dim)
         if n is None or n < 0:
             return None
         size *= n
@@ -188,7 +173,7 @@ def launch_dynamic_shared_memory(ctx):
         args = [c for c in launch.named_children if c.type != "comment"]
         if len(args) < 3:
             continue
-        value = _eval_int(ctx, args[2])
+        value = sx.eval_int(ctx, args[2])
         if value is not None and value > LDS_LIMIT and sx.relevant(ctx, launch.start_byte):
             yield Hit(launch.start_byte, launch.end_byte,
                       f"launch requests {_kib(value)} of dynamic shared memory: more than the "

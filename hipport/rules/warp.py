@@ -36,33 +36,12 @@ _WARP_FIX = ("Use warpSize (64 on CDNA, 32 on RDNA; a runtime value in ROCm 7, s
              "for the largest case, 64) or query hipDeviceAttributeWarpSize on the host.")
 
 
-# A decimal or hex integer literal, which sx.eval_int would read without the file's constants.
-_PLAIN_NUMBER = re.compile(rb"(?:0[xX]([0-9a-fA-F]+)|([1-9][0-9]*|0))[uUlL]*\Z")
-
-
-def _number(ctx, node) -> int | None:
-    """sx.eval_int(ctx, node) for a number literal; plain spellings are read directly, so a
-    file whose checks only meet plain literals never computes sx.int_constants."""
-    m = _PLAIN_NUMBER.match(node.text)
-    if m is None:
-        return sx.eval_int(ctx, node)
-    return int(m.group(1), 16) if m.group(1) is not None else int(m.group(2))
-
-
-def _value(ctx, node) -> int | None:
-    if node is None:
-        return None
-    if node.type == "number_literal":
-        return _number(ctx, node)
-    return sx.eval_int(ctx, node)
-
-
 def _literal(ctx, node) -> int | None:
     """Value of a number written out (not through a named constant): 32, 0x1f, 32u, (32 - 1)."""
     if node is None:
         return None
     if node.type == "number_literal":
-        return _number(ctx, node)
+        return sx.eval_int(ctx, node)
     has_number = False
     for n in sx.walk(node):
         if n.type == "identifier":
@@ -337,7 +316,7 @@ def warp_size_constant_32(ctx):
         name = sx.text(target)
         if not _warp_constant_name(name) or not sx.relevant(ctx, target.start_byte):
             continue
-        why = _warp_constant(name, _value(ctx, value))
+        why = _warp_constant(name, sx.eval_int(ctx, value))
         if why:
             yield Hit(target.start_byte, value.end_byte, why, _WARP_FIX)
 
@@ -562,13 +541,13 @@ def _full32(ctx, node) -> str | None:
         return None
     t = sx.text(node)
     if node.type == "number_literal":
-        v = _number(ctx, node)
+        v = sx.eval_int(ctx, node)
         return t if v == _FULL32 or (v == -1 and "l" not in t.lower()) else None
     if node.type == "unary_expression":
         op = sx.text(node.child_by_field_name("operator"))
         arg = node.child_by_field_name("argument")
         if arg is not None and arg.type == "number_literal" and "l" not in sx.text(arg).lower():
-            v = _number(ctx, arg)
+            v = sx.eval_int(ctx, arg)
             if (op == "~" and v == 0) or (op == "-" and v == 1):
                 return t
     return None
