@@ -64,6 +64,10 @@ def test_version_macro_trigger_covers_every_version_macro():
                                   b"l = threadIdx.x & 0x1F;", b"w = tid / 0x20;", b"l = tid & (32 - 1);",
                                   b"l = 31u & threadIdx.x;", b"l = (0x1f) & tid;"])
 def test_lane_math_trigger_finds_every_spelling_the_rule_accepts(text):
-    from hipport.rules.warp import LANE_MATH_TRIGGER
+    from hipport.rules.warp import _31_AND, _AND_31, _DIVIDE_32, _SHIFT_5, LANE_MATH_TRIGGERS
 
-    assert LANE_MATH_TRIGGER.search(text)
+    assert any(t.search(text) for t in LANE_MATH_TRIGGERS)
+    # the triggers together accept exactly what the rule's own patterns accept
+    rule_patterns = (_DIVIDE_32, _AND_31, _31_AND, _SHIFT_5)
+    for i in range(len(text)):
+        assert any(t.match(text, i) for t in LANE_MATH_TRIGGERS) == any(p.match(text, i) for p in rule_patterns)

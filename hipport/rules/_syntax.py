@@ -455,20 +455,20 @@ _NO_PASS_EXCLUDED = (False, False, False)
 def _branches(ctx) -> _Branches:
     data = ctx.data
     starts, passes, state = [], [], {}
-    # block id -> list of each earlier branch's (host, device) condition truth
-    earlier: dict[int, list[tuple]] = {}
+    # block id -> per pass (host, device, hip): whether some earlier branch's condition surely
+    # held, and whether every earlier one's surely failed (chains of hundreds of #elif exist)
+    earlier: dict[int, list[list[bool]]] = {}
     for d in ctx.lexed.directives:
         name = d.name.decode("latin-1")
         if name in ("if", "ifdef", "ifndef", "elif", "else", "elifdef", "elifndef") and d.branch:
             block, n = d.branch[-1]
             line, _ = _logical_line(data, d.start)
-            cond = _condition(line, name)
-            host, dev, hip = _truths(cond)
-            prior = earlier.setdefault(block, [])
-            state[(block, n)] = (_active(host, [p[0] for p in prior]),
-                                 _active(dev, [p[1] for p in prior]),
-                                 _active(hip, [p[2] for p in prior]))
-            prior.append((host, dev, hip))
+            truths = _truths(_condition(line, name))
+            prior = earlier.setdefault(block, [[False, True], [False, True], [False, True]])
+            state[(block, n)] = tuple(_active(t, p) for t, p in zip(truths, prior))
+            for t, p in zip(truths, prior):
+                p[0] |= t is True
+                p[1] &= t is False
         path = d.branch[:-1] if name == "endif" else d.branch
         starts.append(d.start)
         passes.append(_excluded_passes(path, state))
@@ -485,11 +485,12 @@ def _excluded_passes(path: tuple, state: dict) -> tuple[bool, bool, bool]:
     return (no_host, no_dev, no_hip) if no_host or no_dev or no_hip else _NO_PASS_EXCLUDED
 
 
-def _active(cond: bool | None, prior: list) -> bool | None:
-    """A branch is taken when its condition holds and no earlier branch's did."""
-    if cond is False or any(p is True for p in prior):
+def _active(cond: bool | None, prior: list[bool]) -> bool | None:
+    """A branch is taken when its condition holds and no earlier branch's did. `prior`: [some
+    earlier condition surely held, every earlier one surely failed]."""
+    if cond is False or prior[0]:
         return False
-    if cond is True and all(p is False for p in prior):
+    if cond is True and prior[1]:
         return True
     return None
 
@@ -544,10 +545,12 @@ def _type_query(node_type: str):
 
 
 # A query costs tens of milliseconds to compile (once per process); one Python walk indexes
-# a small file's nodes in about a millisecond. So a process walks until a node type has been
-# asked for in a few files, then compiles that type's query and lets C find the nodes: a
-# pre-commit run on one file never pays for compiling, a run over a tree soon stops walking.
+# a small file's nodes in about a millisecond, but a 200 KB file's in tens. So a process walks
+# small files until a node type has been asked for in a few, then compiles that type's query
+# and lets C find the nodes: a pre-commit run on one small file never pays for compiling, a
+# run over a tree soon stops walking.
 _COMPILE_AFTER = 3
+_WALK_MAX_BYTES = 16_000
 _asked: dict[str, int] = {}
 
 
@@ -598,7 +601,7 @@ def _of_type(ctx, node_type: str) -> list:
     if found is not None:
         return found
     asked = _asked[node_type] = _asked.get(node_type, 0) + 1
-    if asked <= _COMPILE_AFTER:
+    if asked <= _COMPILE_AFTER and len(ctx.data) <= _WALK_MAX_BYTES:
         found = memo(ctx, "node_index", _walk_index).get(node_type, [])
     elif node_type in _COMMON_TYPES:
         found = memo(ctx, "query_index", _query_index).get(node_type, [])
