@@ -41,11 +41,7 @@ class FileContext:
     def declared(self) -> set[int]:
         """Offsets of the identifiers that declare the file's own members and scoped names
         (parse.declarations): the renamer and the rules both skip them."""
-        return user_declared(self.data, self.tree)
-
-    def captures(self, query: str) -> dict:
-        """Captures of parse/queries/QUERY.scm over the whole tree."""
-        return ts.captures(query, self.tree.root_node)
+        return user_declared(self.data, self.lexed.identifiers, self.tree)
 
     def in_code(self, offset: int) -> bool:
         return not self.lexed.in_comment_or_string(offset)

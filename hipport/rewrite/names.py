@@ -94,7 +94,7 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     if not might_declare(data, mapped):
         own = ()
     else:
-        own = declared() if declared else user_declared(data)
+        own = declared() if declared else user_declared(data, lexed.identifiers)
     for tok in lexed.identifiers:
         word = tok.text.decode("ascii")
         if tok.start in own:

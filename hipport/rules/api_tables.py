@@ -66,7 +66,9 @@ class Directives:
 
     def __init__(self, lexed: Lexed):
         data = lexed.data
-        self.items = [(d.start, logical_end(data, d.start), d.name) for d in lexed.directives]
+        # The lexer knows where each directive's first line ends; most have no continuation.
+        self.items = [(d.start, d.end if data[d.end - 1 : d.end] != b"\\" else logical_end(data, d.start),
+                       d.name) for d in lexed.directives]
         self._starts = [s for s, _, _ in self.items]
         self._data = data
         self._lexed = lexed
@@ -153,11 +155,25 @@ def hip_aware_directive(data: bytes, directive: tuple[int, int, bytes] | None) -
     return directive is not None and HIP_AWARE.search(data, directive[0], directive[1]) is not None
 
 
-def declared_names(ctx) -> set[bytes]:
-    """Every function, variable, function-pointer or typedef name the file declares itself, at
-    any scope (parse/queries/api_tables_declared.scm)."""
-    found = ctx.captures("api_tables_declared").get("declared", ())
-    return {n.text for n in found}
+# Where a name is the declarator of the file's own function, variable, function pointer, array
+# or typedef (at any scope): the parent node types, by the name's node type.
+_DECLARED_IN = {
+    "identifier": frozenset({"function_declarator", "init_declarator", "declaration",
+                             "pointer_declarator", "array_declarator"}),
+    "type_identifier": frozenset({"type_definition"}),
+}
+
+
+def declared_names(ctx, names) -> set[str]:
+    """Those of `names` that the file declares itself, at any scope: there they are the
+    project's own entities, not the CUDA API. Asked of the tree only where the names occur."""
+    out = set()
+    for node in sx.nodes_named(ctx, names, types=tuple(_DECLARED_IN)):
+        parent = node.parent
+        if parent is not None and parent.type in _DECLARED_IN[node.type] and any(
+                d.id == node.id for d in parent.children_by_field_name("declarator")):
+            out.add(sx.text(node))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,9 +341,9 @@ def api_without_hip_equivalent(ctx):
         if reason and deferred_category(name, entry) is None and not _device_runtime_call(
                 ctx, start, entry):
             unsupported.append((start, end, name, entry, reason))
-    own = declared_names(ctx) if unsupported else set()
+    own = declared_names(ctx, {u[2] for u in unsupported}) if unsupported else set()
     for start, end, name, entry, reason in unsupported:
-        if name.encode("ascii") in own:
+        if name in own:
             continue  # the file defines its own function or variable of that name
         label = _LIBRARY_LABEL.get(entry.library, "CUDA")
         yield Hit(start, end, f"{label} API `{name}` cannot be ported: {reason}",
