@@ -64,17 +64,50 @@ def to_finding(ctx: FileContext, rule: Rule, hit: Hit) -> Finding:
     )
 
 
+class _Plan:
+    """For one list of rules and one file kind: the rules that apply, and which run when a
+    trigger occurs. Made once per process, not once per file."""
+
+    def __init__(self, rules: list[Rule], kind: str):
+        self.rules = tuple(r for r in rules if kind in r.kinds)  # kept: ids in the key stay theirs
+        self.always = [i for i, r in enumerate(self.rules) if not r.triggers]
+        self.by_trigger: dict = {}  # each distinct trigger -> indices of the rules it enables
+        for i, r in enumerate(self.rules):
+            for t in r.triggers:
+                self.by_trigger.setdefault(t, []).append(i)
+        self.words = [t for t in self.by_trigger if isinstance(t, bytes)]
+        self.patterns = [t for t in self.by_trigger if not isinstance(t, bytes)]
+
+
+_plans: dict[tuple, _Plan] = {}
+
+
+def _plan(rules: list[Rule], kind: str) -> _Plan:
+    key = (kind, *map(id, rules))
+    plan = _plans.get(key)
+    if plan is None:
+        if len(_plans) > 64:
+            _plans.clear()
+        plan = _plans[key] = _Plan(rules, kind)
+    return plan
+
+
 def analyze(ctx: FileContext, rules: Iterable[Rule] | None = None) -> list[Finding]:
     """Every rule's findings for one file, sorted by position; no suppression applied here."""
-    out: list[Finding] = []
-    rules = [r for r in (all_rules() if rules is None else rules) if ctx.kind in r.kinds]
+    plan = _plan(all_rules() if rules is None else list(rules), ctx.kind)
     # Each distinct trigger is searched once per file, not once per rule that names it.
-    data = ctx.data
-    found = {t for t in {t for r in rules for t in r.triggers}
-             if (t in data if isinstance(t, bytes) else t.search(data))}
-    for r in rules:
-        if not r.triggers or not found.isdisjoint(r.triggers):
-            out.extend(to_finding(ctx, r, hit) for hit in r.check(ctx))
+    data, by_trigger = ctx.data, plan.by_trigger
+    run = set(plan.always)
+    for t in plan.words:
+        if t in data:
+            run.update(by_trigger[t])
+    for t in plan.patterns:
+        if t.search(data):
+            run.update(by_trigger[t])
+    out: list[Finding] = []
+    for i in sorted(run):
+        r = plan.rules[i]
+        out.extend(to_finding(ctx, r, hit) for hit in r.check(ctx))
     return sorted(set(out), key=lambda f: (f.line, f.column, f.rule, f.message))
 
 

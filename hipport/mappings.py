@@ -66,6 +66,9 @@ class Mappings:
     experimental: bool = False
     conflicts: tuple[str, ...] = ()  # how same-named rows of different tables were resolved
     transforms: Mapping[str, str] = field(default_factory=dict)  # cuda name -> named call rewrite
+    # unsupported_reason's answers: every file asks again for the same few hundred names
+    _reasons: dict[str, str | None] = field(default_factory=dict, init=False, repr=False,
+                                            compare=False, hash=False)
 
     def lookup(self, name: str) -> Entry | None:
         return self.entries.get(name)
@@ -73,10 +76,14 @@ class Mappings:
     def unsupported_reason(self, name: str) -> str | None:
         """Why `name` is not rewritten at these settings; None when it is mapped (or maps to
         itself) and None for names no table knows."""
+        try:
+            return self._reasons[name]
+        except KeyError:
+            pass
         entry = self.entries.get(name)
-        if entry is None:
-            return None
-        return _resolve(entry, self.target_hip, self.libs, self.experimental)[1]
+        reason = None if entry is None else _resolve(entry, self.target_hip, self.libs, self.experimental)[1]
+        self._reasons[name] = reason
+        return reason
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:

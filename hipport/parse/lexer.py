@@ -60,6 +60,7 @@ class Lexed:
     comments: list[tuple[int, int]] = field(default_factory=list)
     strings: list[tuple[int, int]] = field(default_factory=list)
     directives: list[Directive] = field(default_factory=list)
+    contexts: dict[int, str] = field(default_factory=dict, repr=False, compare=False)  # names._context
     _comment_starts: list[int] = field(default_factory=list, repr=False)
     _skip_starts: list[int] = field(default_factory=list, repr=False)
     _skip_ends: list[int] = field(default_factory=list, repr=False)

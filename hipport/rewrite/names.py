@@ -32,7 +32,15 @@ class Unmapped:
 
 
 def _context(lexed: Lexed, start: int, end: int) -> str:
-    """'member', 'qualified', 'pasted' or '' for an identifier at data[start:end]."""
+    """'member', 'qualified', 'pasted' or '' for an identifier at data[start:end]. Kept on the
+    Lexed: the renamer and the rules ask for the same tokens."""
+    known = lexed.contexts.get(start)
+    if known is None:
+        known = lexed.contexts[start] = _find_context(lexed, start, end)
+    return known
+
+
+def _find_context(lexed: Lexed, start: int, end: int) -> str:
     data = lexed.data
     stop = lexed.previous_code(start)
     last = data[max(0, stop - 2) : stop]  # most names: neither `.`, `->`, `::` nor `##`

@@ -51,7 +51,7 @@ Nodes by name (the text is searched first; the file is parsed only when a name o
     nodes_named(ctx, names, ...)    -> leaf nodes (of given types) whose text is in `names`
 
 Constants
-    int_constants(ctx)              -> dict[str, int]  simple `#define N 128`, `constexpr int N =
+    int_constants(ctx).get(name)    -> int | None  simple `#define N 128`, `constexpr int N =
                                        4 * 32;`, `const unsigned N = ...;` integer constants
     eval_int(ctx, expr)             -> int | None  an integer constant expression (bytes, str
                                        or node): literals, + - * / % << >> & | ^ ~ ! ( ),
@@ -1076,31 +1076,32 @@ def _raw_constants(ctx) -> dict[str, list[str]]:
     return raw
 
 
-def _int_constants(ctx) -> dict[str, int]:
-    raw = _raw_constants(ctx)
-    done: dict[str, int] = {}
-    resolving: set[str] = set()
+class _Constants:
+    """The file's integer constants (object-like macros, const/constexpr integers), each
+    resolved on first ask: a header may define thousands, and a rule asks for a few."""
 
-    def resolve(name: str) -> int | None:
-        if name in done:
-            return done[name]
-        if name in resolving or name not in raw:
+    def __init__(self, raw: dict[str, list[str]]):
+        self._raw = raw
+        self._done: dict[str, int | None] = {}  # a None here failed with no cycle in the way
+        self._resolving: set[str] = set()
+
+    def get(self, name: str) -> int | None:
+        if name in self._done:
+            return self._done[name]
+        if name in self._resolving or name not in self._raw:
             return None
-        resolving.add(name)
-        values = {_eval_text(expr, resolve) for expr in raw[name]}
-        resolving.discard(name)
-        if len(values) == 1 and None not in values:
-            done[name] = values.pop()
-            return done[name]
-        return None
-
-    for name in raw:
-        resolve(name)
-    return done
+        outermost = not self._resolving
+        self._resolving.add(name)
+        values = {_eval_text(expr, self.get) for expr in self._raw[name]}
+        self._resolving.discard(name)
+        value = values.pop() if len(values) == 1 and None not in values else None
+        if value is not None or outermost:  # a failure inside a cycle may not be final
+            self._done[name] = value
+        return value
 
 
-def int_constants(ctx) -> dict[str, int]:
-    return memo(ctx, "int_constants", _int_constants)
+def int_constants(ctx) -> _Constants:
+    return memo(ctx, "int_constants", lambda c: _Constants(_raw_constants(c)))
 
 
 def _eval_text(expr: str, lookup: Callable[[str], int | None]) -> int | None:
