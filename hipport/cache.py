@@ -4,24 +4,28 @@ the settings, hipport's own code and the mapping tables), so an upgrade invalida
 
 Where: $HIPPORT_CACHE_DIR, else $XDG_CACHE_HOME/hipport, else ~/.cache/hipport; one SQLite
 file there. `--no-cache` (or HIPPORT_CACHE_DIR=off) turns it off. A broken entry or cache file
-is a miss, never an error.
+is a miss, never an error: every value carries a CRC-32 of its bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import pickle
 import sqlite3
+import sys
+import zlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from hipport import __version__
 from hipport.mappings import table_dir
 
-_PACKAGE = Path(__file__).resolve().parent
-_FORMAT = b"1"  # bump when the pickled values change shape
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_SOURCES = (".py", ".scm", ".j2", ".json")
+_FORMAT = b"2"  # bump when the stored values change shape
 
 
 def cache_dir() -> Path | None:
@@ -34,12 +38,16 @@ def cache_dir() -> Path | None:
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> bytes:
-    """hipport's version, its source files (size and mtime) and the mapping tables (content)."""
-    h = hashlib.sha256(__version__.encode() + _FORMAT)
-    for path in sorted(_PACKAGE.rglob("*")):
-        if path.suffix in (".py", ".scm", ".j2", ".json") and path.is_file():
-            st = path.stat()
-            h.update(f"{path.relative_to(_PACKAGE)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    """hipport's version, the Python that writes the values (marshal's format is its own), its
+    source files (size and mtime) and the mapping tables (content)."""
+    h = hashlib.sha256(__version__.encode() + _FORMAT + f"{sys.version}:{marshal.version}".encode())
+    for folder, subfolders, names in os.walk(_PACKAGE):
+        subfolders.sort()
+        for name in sorted(names):
+            if name.endswith(_SOURCES):
+                path = os.path.join(folder, name)
+                st = os.stat(path)
+                h.update(f"{os.path.relpath(path, _PACKAGE)}:{st.st_size}:{st.st_mtime_ns}".encode())
     tables = table_dir()
     for entry in sorted(tables.iterdir(), key=lambda p: p.name):
         if entry.name.endswith(".tsv") or entry.is_dir():
@@ -54,6 +62,14 @@ def code_fingerprint() -> bytes:
 
 
 _DB_NAME = "cache.sqlite3"
+# A rowid table: its key index is small and dense, so looking up a warm run's keys costs half
+# what it does in a WITHOUT ROWID table, whose leaves hold the values (kilobytes each).
+_ENTRIES = "CREATE TABLE entries (key BLOB PRIMARY KEY, value BLOB)"
+
+
+def _stored_code(db: sqlite3.Connection) -> bytes | None:
+    row = db.execute("SELECT value FROM meta WHERE name = 'code'").fetchone()
+    return None if row is None else row[0]
 
 
 @lru_cache(maxsize=8)
@@ -62,14 +78,28 @@ def open_cache(root: Path | None, namespace: str, context: Any) -> "Cache":
     return Cache(root, namespace, context)
 
 
-@lru_cache(maxsize=4)
-def _open_store(root: Path, pid: int) -> "_Store | None":
+_stores: dict[tuple[Path, int], "_Store | None"] = {}
+
+
+def _open_store(root: Path) -> "_Store | None":
     """One connection per process (a forked worker must not reuse its parent's) and cache
     folder; None when the folder is unusable."""
-    try:
-        return _Store(root)
-    except (OSError, sqlite3.Error):
-        return None
+    key = (root, os.getpid())
+    if key not in _stores:
+        try:
+            _stores[key] = _Store(root)
+        except (OSError, sqlite3.Error):
+            _stores[key] = None
+    return _stores[key]
+
+
+def close_stores() -> None:
+    """Close this process's connections; the next use opens them again. Called before a fork:
+    an SQLite connection must not cross one, even unused."""
+    for (_, pid), store in _stores.items():
+        if store is not None and pid == os.getpid():
+            store.db.close()
+    _stores.clear()
 
 
 class _Store:
@@ -97,21 +127,53 @@ class _Store:
         db.execute("PRAGMA synchronous=OFF")
         db.execute("PRAGMA mmap_size=268435456")  # reads through the page cache: half the time
         db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB)")
-        db.execute("CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID")
-        row = db.execute("SELECT value FROM meta WHERE name = 'code'").fetchone()
-        if row is None or row[0] != code_fingerprint():
+        if _stored_code(db) != code_fingerprint():
             db.execute("BEGIN IMMEDIATE")
-            db.execute("DELETE FROM entries")
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('code', ?)", (code_fingerprint(),))
-            db.execute("COMMIT")
+            try:
+                if _stored_code(db) != code_fingerprint():  # not done by another process meanwhile
+                    db.execute("DROP TABLE IF EXISTS entries")  # the schema may be an older one too
+                    db.execute(_ENTRIES)
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('code', ?)", (code_fingerprint(),))
+                db.execute("COMMIT")
+            finally:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
         return db
 
-    def get(self, key: bytes) -> bytes | None:
-        row = self.db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+    def get_many(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        found: dict[bytes, bytes] = {}
+        for i in range(0, len(keys), _PER_QUERY):
+            part = keys[i:i + _PER_QUERY]
+            found.update(self.db.execute(
+                f"SELECT key, value FROM entries WHERE key IN ({','.join('?' * len(part))})", part))
+        return found
 
-    def put(self, key: bytes, value: bytes) -> None:
-        self.db.execute("INSERT OR REPLACE INTO entries VALUES (?, ?)", (key, value))
+    def put_many(self, items: list[tuple[bytes, bytes]]) -> None:
+        """One transaction: a commit per row would cost a WAL frame and a lock each."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", items)
+            self.db.execute("COMMIT")
+        finally:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+
+
+_PER_QUERY = 500  # under SQLite's oldest limit on parameters (999)
+
+
+def _pickle(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _seal(payload: bytes) -> bytes:
+    return zlib.crc32(payload).to_bytes(4, "little") + payload
+
+
+def _unseal(value: bytes) -> memoryview | None:
+    """The payload when its CRC matches, else None (a torn or overwritten value)."""
+    payload = memoryview(value)[4:]
+    return payload if zlib.crc32(payload) == int.from_bytes(value[:4], "little") else None
 
 
 class Cache:
@@ -121,32 +183,56 @@ class Cache:
     def __init__(self, root: Path | None, namespace: str, context: Any):
         self.root = root
         self._salt = hashlib.sha256(code_fingerprint() + namespace.encode() + repr(context).encode()).digest()
-        self._opened: tuple[int, _Store | None] | None = None  # (pid, store)
 
     def _store(self) -> "_Store | None":
-        pid = os.getpid()
-        if self._opened is None or self._opened[0] != pid:
-            self._opened = (pid, _open_store(self.root, pid) if self.root is not None else None)
-        return self._opened[1]
+        return _open_store(self.root) if self.root is not None else None
 
     def key(self, data: bytes, rel: str) -> bytes:
         return hashlib.sha256(self._salt + rel.encode("utf-8", "surrogateescape") + b"\0" + data).digest()
 
-    def get(self, key: bytes) -> Any | None:
+    def get_many(self, keys: list[bytes], loads: Callable[[Any], Any] = pickle.loads) -> dict[bytes, Any]:
+        """The entries found for `keys`, each value `loads(payload)`, with one query per few
+        hundred keys; an entry that does not load is left out (a miss)."""
         store = self._store()
-        if store is None:
-            return None
+        if store is None or not keys:
+            return {}
         try:
-            raw = store.get(key)
-            return None if raw is None else pickle.loads(raw)
-        except Exception:  # unreadable, or pickled by an incompatible build: a miss
-            return None
+            rows = store.get_many(keys)
+        except sqlite3.Error:
+            return {}
+        found = {}
+        for key, value in rows.items():
+            try:
+                payload = _unseal(value)
+                if payload is not None:
+                    found[key] = loads(payload)
+            except Exception:  # unreadable, or written by an incompatible build: a miss
+                pass
+        return found
 
-    def put(self, key: bytes, value: Any) -> None:
+    def put_many(self, items: Iterable[tuple[bytes, Any]], dumps: Callable[[Any], bytes] = _pickle) -> None:
         store = self._store()
         if store is None:
             return
         try:
-            store.put(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-        except (sqlite3.Error, pickle.PicklingError):
+            rows = [(key, _seal(dumps(value))) for key, value in items]
+            if rows:
+                store.put_many(rows)
+        except (sqlite3.Error, pickle.PicklingError, ValueError):
             pass  # a read-only, full or locked cache costs speed, never the run
+
+    def get(self, key: bytes) -> Any | None:
+        return self.get_many([key]).get(key)
+
+    def put(self, key: bytes, value: Any) -> None:
+        self.put_many([(key, value)])
+
+    def memo(self, name: str, compute: Callable[[], Any]) -> Any:
+        """compute() (never None), kept under `name`: for values that follow from the settings,
+        hipport's code and the tables alone, which every key includes."""
+        key = self.key(b"", "\0" + name)  # no file's path holds a NUL
+        value = self.get(key)
+        if value is None:
+            value = compute()
+            self.put(key, value)
+        return value

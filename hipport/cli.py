@@ -39,10 +39,9 @@ def cli() -> None:
 def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch_syntax, target_hip, libs, experimental,
          no_cache, torch_hipify):
     """Port CUDA sources under PATH... to HIP."""
-    from hipport import parallel, runner
+    from hipport import runner
     from hipport.estimate import load_rates
     from hipport.report import model as report_model
-    from hipport.loaders import tools
 
     modes = [m for m, on in ((runner.OUT, out is not None), (runner.IN_PLACE, in_place),
                              (runner.STDOUT, to_stdout), (runner.DIFF, diff)) if on]
@@ -60,27 +59,29 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
     )
     # The estimate's rates: a bad [tool.hipport.estimate] table fails here, before any write.
     rates = load_rates(list(paths)) if mode != runner.STDOUT or report_dir is not None else None
-    root, jobs_list = runner.plan(list(paths), settings, mode, out, None if no_cache else cache_dir())
+    cache_root = None if no_cache else cache_dir()
+    root, jobs_list = runner.plan(list(paths), settings, mode, out, cache_root)
     tick, close = runner.stream_progress(len(jobs_list), mode in (runner.OUT, runner.IN_PLACE))
-    results = []
-    for outcome in parallel.run(runner.process, jobs_list, settings.jobs, tick):
-        results.append(outcome.result)
+    records = []
+    for outcome in runner.run(jobs_list, settings.jobs, tick):
+        records.append(outcome.record)
         if mode == runner.STDOUT and outcome.data is not None:
             sys.stdout.buffer.write(outcome.data)
         elif mode == runner.DIFF and outcome.diff:
             sys.stdout.buffer.write(outcome.diff.encode("utf-8", "surrogateescape"))
     close()
-    mappings, _ = tools(settings)
+    target = runner.target_hip(settings, cache_root)  # also where broken tables fail the run
     in_place = mode == runner.IN_PLACE
     report = None
-    if report_dir is not None or mode != runner.STDOUT:
-        report = report_model.build(results, settings, mappings.target_hip, root=root, in_place=in_place, rates=rates)
     if report_dir is not None:
+        report = report_model.build(records, settings, target, root=root, in_place=in_place, rates=rates)
         where = report_model.write(report, report_dir, root=root, in_place=in_place)
-    for r in results:
-        if r.status in ("failed", "skipped"):
-            click.echo(f"{r.source}: {r.status}: {r.reason}", err=True)
-    counts = runner.summarize(results)
+    elif mode != runner.STDOUT:
+        report = report_model.summary(records, settings, root=root, in_place=in_place, rates=rates)
+    for r in records:
+        if r["status"] in ("failed", "skipped"):
+            click.echo(f"{r['source']}: {r['status']}: {r['reason']}", err=True)
+    counts = runner.summarize(records)
     if mode != runner.STDOUT:
         line = (f"{counts['files']} files: {counts['changed']} changed, {counts['replacements']} replacements, "
                 f"{counts['skipped']} skipped, {counts['failed']} failed")

@@ -37,21 +37,25 @@ def write_atomic(path: Path, data: bytes, like: Path | None = None, durable: boo
         raise
 
 
-_made: set[str] = set()
-
-
-def _parent(path: str) -> None:
-    """mkdir -p once per folder and process: a tree of thousands of files has few folders."""
-    folder = os.path.dirname(path)
-    if folder not in _made:
-        os.makedirs(folder, exist_ok=True)
-        _made.add(folder)
-
-
-def read_with_mode(path: Path) -> tuple[bytes, int]:
+def read_with_mode(path: str | Path) -> tuple[bytes, int]:
     """A file's bytes and permission bits, from one open (no separate stat of the path)."""
-    with open(path, "rb") as f:
-        return f.read(), stat.S_IMODE(os.fstat(f.fileno()).st_mode)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        st = os.fstat(fd)
+        return _read_to_end(fd, st.st_size), stat.S_IMODE(st.st_mode)
+    finally:
+        os.close(fd)
+
+
+def _read_to_end(fd: int, size: int) -> bytes:
+    """All of an open file whose size fstat gave. os calls, not a file object: a warm run
+    reads every input and every output, tens of thousands of files."""
+    data = os.read(fd, size + 1)
+    parts = [data]
+    while data:  # until EOF: the file may have grown, or be larger than one read returns
+        data = os.read(fd, 1 << 20)
+        parts.append(data)
+    return b"".join(parts) if len(parts) > 2 else parts[0]
 
 
 def write_copy(path: str, data: bytes, mode: int) -> None:
@@ -59,33 +63,38 @@ def write_copy(path: str, data: bytes, mode: int) -> None:
     source is untouched, so an interrupted run loses nothing and the next run writes it again.
     A file that already holds exactly these bytes and mode is left alone: a re-run into the same
     OUT rewrites only what changed, and build tools see unchanged files as unchanged."""
-    _parent(path)
     try:
-        st = os.lstat(path)
+        # O_NOFOLLOW: a link fails to open; O_NONBLOCK: a FIFO does not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
-        st = None
-    if st is not None:
-        if stat.S_ISLNK(st.st_mode):
+        pass
+    except OSError:
+        if os.path.islink(path):
             os.unlink(path)  # never write through a link left in OUT by an earlier run
-        elif (stat.S_ISREG(st.st_mode) and st.st_size == len(data)
-              and stat.S_IMODE(st.st_mode) == mode and _holds(path, data)):
-            return
+    else:
+        try:
+            if _holds(fd, data, mode):
+                return
+        finally:
+            os.close(fd)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
     try:
         fd = os.open(path, flags, 0o600)
-    except FileNotFoundError:  # its folder was removed since _parent() saw it
-        _made.discard(os.path.dirname(path))
-        _parent(path)
+    except FileNotFoundError:  # the first file of its folder: a re-run finds the folders made
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, flags, 0o600)
     with open(fd, "wb") as f:
         f.write(data)
         os.fchmod(fd, mode)
 
 
-def _holds(path: str, data: bytes) -> bool:
+def _holds(fd: int, data: bytes, mode: int) -> bool:
+    """The open file is a regular file with exactly these bytes and permission bits."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or stat.S_IMODE(st.st_mode) != mode:
+        return False
     try:
-        with open(path, "rb") as f:
-            return f.read() == data
+        return _read_to_end(fd, st.st_size) == data
     except OSError:
         return False
 

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from hipport.config import NEVER_COPIED, Settings
 from hipport.errors import HipportError
@@ -61,23 +62,25 @@ def is_source(kind: str) -> bool:
 
 @dataclass(frozen=True)
 class InputFile:
-    path: Path  # as found (absolute)
+    where: str  # the path as found (absolute); a string, as a Path per file costs a tree's walk
     rel: str  # relative to the root, with `/`
     kind: str
     link: str | None = None  # the link text when the file is a symlink that stays in the tree
     skip: str | None = None  # why it is not processed (a link leaving the tree, ...)
     verbatim: bool = False  # in an excluded (vendored) folder: copied to OUT, never ported
 
+    @property
+    def path(self) -> Path:
+        return Path(self.where)
+
 
 @lru_cache(maxsize=32)
-def _pattern(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
-    """All glob patterns as one regex: one match per name, not one per pattern."""
-    return re.compile("|".join(fnmatch.translate(p) for p in patterns)) if patterns else None
-
-
-def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
-    pattern = _pattern(patterns)
-    return pattern is not None and pattern.match(name) is not None
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], object]:
+    """All glob patterns as one regex (one match per name, not one per pattern): a function
+    that is truthy for the names that match."""
+    if not patterns:
+        return lambda name: False
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -103,23 +106,25 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
     root = find_root(paths)
     real_root = root.resolve()
     found: dict[str, InputFile] = {}
+    never_walked, vendored = _matcher(NEVER_COPIED), _matcher(settings.excluded)
+    left_out = _matcher(settings.extend_exclude)
 
     def add(path: Path, rel: str | None = None) -> None:
         rel = rel or path.absolute().relative_to(root).as_posix()
         if rel in found:
             return
-        kind = file_kind(path.name)
+        kind, where = file_kind(path.name), str(path)
         if path.is_symlink():
             target = path.resolve()
             if not _inside(target, real_root):
-                found[rel] = InputFile(path, rel, kind, skip=f"symlink leaves the input tree (-> {os.readlink(path)})")
+                found[rel] = InputFile(where, rel, kind, skip=f"symlink leaves the input tree (-> {os.readlink(path)})")
                 return
-            found[rel] = InputFile(path, rel, kind, link=os.readlink(path))
+            found[rel] = InputFile(where, rel, kind, link=os.readlink(path))
             return
         if not path.is_file():
-            found[rel] = InputFile(path, rel, kind, skip="not a regular file (a FIFO, socket or device)")
+            found[rel] = InputFile(where, rel, kind, skip="not a regular file (a FIFO, socket or device)")
             return
-        found[rel] = InputFile(path, rel, kind)
+        found[rel] = InputFile(where, rel, kind)
 
     def walk(folder: str, rel: str, verbatim: bool) -> None:
         # os.scandir's entries know their type without a stat per file: trees have tens of
@@ -130,20 +135,20 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
         for e in entries:
             name = e.name
             if e.is_dir():
-                if _excluded(name, NEVER_COPIED):
+                if never_walked(name):
                     continue
                 if e.is_symlink():
                     add(Path(e.path), prefix + name)  # recreated as a link, never followed
                 else:
                     # Inside an excluded folder that is not build output: copied to OUT, never ported.
-                    walk(e.path, prefix + name, verbatim or _excluded(name, settings.excluded))
+                    walk(e.path, prefix + name, verbatim or bool(vendored(name)))
             # The default excludes name folders (build, vendor, ...); only the user's
             # extend-exclude patterns also match file names.
-            elif not _excluded(name, settings.extend_exclude):
+            elif not left_out(name):
                 file_rel = prefix + name
                 if e.is_file(follow_symlinks=False):
                     if file_rel not in found:
-                        found[file_rel] = InputFile(Path(e.path), file_rel, file_kind(name), verbatim=verbatim)
+                        found[file_rel] = InputFile(e.path, file_rel, file_kind(name), verbatim=verbatim)
                 else:
                     add(Path(e.path), file_rel)  # a link, a FIFO, a socket, a device
 
@@ -152,7 +157,7 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
         if p.is_symlink() and p.is_file():
             # Named on the command line: the user means the file the link points to.
             rel = p.relative_to(root).as_posix()
-            found[rel] = InputFile(p, rel, file_kind(p.name))
+            found[rel] = InputFile(str(p), rel, file_kind(p.name))
             continue
         if not p.is_dir() or p.is_symlink():
             add(p)

@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
+from hipport.cache import close_stores
 from hipport.config import Settings
-from hipport.loaders import tools
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
 
 
 def _warm(settings: Settings) -> None:
+    from hipport.loaders import tools
+
     tools(settings)  # load the tables and compile the lexer once per worker
+
+
+def pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
+    """Worker processes that load the tables and compile the lexer when they start. They fork
+    at the first submit, which callers make before they query the cache again: an SQLite
+    connection must not cross a fork, even unused, so this process's are closed (the next
+    query opens them again)."""
+    from concurrent.futures import ProcessPoolExecutor  # here: a run without workers skips it
+
+    close_stores()
+    return ProcessPoolExecutor(max_workers=workers, initializer=_warm, initargs=(settings,))
 
 
 def run(func: Callable, jobs: Sequence, workers: int,
@@ -27,10 +42,9 @@ def run(func: Callable, jobs: Sequence, workers: int,
             if on_done:
                 on_done()
         return
-    settings = jobs[0].settings
     chunk = max(1, min(64, len(jobs) // (workers * 8)))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_warm, initargs=(settings,)) as pool:
-        for result in pool.map(func, jobs, chunksize=chunk):
+    with pool(workers, jobs[0].settings) as executor:
+        for result in executor.map(func, jobs, chunksize=chunk):
             yield result
             if on_done:
                 on_done()

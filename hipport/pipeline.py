@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
-from dataclasses import dataclass, field
 
 from hipport.analysis import FileContext
 from hipport.check import check_context
 from hipport.config import Settings
 from hipport.edits import apply_edits
 from hipport.files import is_source, unreadable_reason
-from hipport.findings import Finding
-from hipport.kernels import Scan
 from hipport.kernels import scan as scan_kernels
 from hipport.loaders import tools
+from hipport.results import FileResult, Ported, output_name
 from hipport.rules import all_rules
 from hipport.rewrite.includes import RUNTIME_HEADER, rewrite_includes, runtime_include_edit
 from hipport.rewrite import cmake, dockerfile, makefile, requirements, setup_py, shell
@@ -30,53 +28,6 @@ BUILD_REWRITERS = {
     "cmake": cmake.rewrite, "setup.py": setup_py.rewrite, "make": makefile.rewrite,
     "docker": dockerfile.rewrite, "requirements": requirements.rewrite, "shell": shell.rewrite,
 }
-
-
-@dataclass(frozen=True)
-class FileResult:
-    source: str
-    output: str
-    kind: str
-    status: str  # ported | unchanged | skipped | failed
-    reason: str = ""
-    changed: bool = False
-    replacements: int = 0
-    by_library: dict[str, int] = field(default_factory=dict)
-    unmapped: tuple[dict, ...] = ()
-    notes: tuple[str, ...] = ()
-    defines: tuple[str, ...] = ()  # CUDA-looking macros the file defines: not unmapped elsewhere
-    lines: int = 0
-    lines_changed: int = 0
-    encoding: str = "utf-8"
-    findings: tuple[Finding, ...] = ()  # the risk analysis of the original text
-    kernels: Scan | None = None  # kernels defined and launched (C/C++/CUDA); the report links them
-
-    def to_json(self) -> dict:
-        d = {
-            "source": self.source, "output": self.output, "kind": self.kind, "status": self.status,
-            "changed": self.changed, "replacements": self.replacements,
-            "by_library": dict(sorted(self.by_library.items())), "lines": self.lines,
-            "lines_changed": self.lines_changed, "encoding": self.encoding,
-            "unmapped": list(self.unmapped), "notes": list(self.notes),
-            "findings": [f.to_json() for f in self.findings],
-        }
-        if self.reason:
-            d["reason"] = self.reason
-        if self.source != self.output:
-            d["renamed_from"] = self.source
-        return d
-
-
-@dataclass(frozen=True)
-class Ported:
-    data: bytes
-    result: FileResult
-
-
-def output_name(rel: str, settings: Settings) -> str:
-    if settings.rename and rel.endswith(".cu"):
-        return rel[:-3] + ".hip"
-    return rel
 
 
 def _encoding(data: bytes) -> str:

@@ -1,4 +1,9 @@
-"""The port over many files: plan the jobs, process one file (I/O included), summarize."""
+"""The port over many files: plan the jobs, serve what the cache holds, port the rest (in
+worker processes for many files), write the outputs, summarize.
+
+Results travel as records (results.FileResult.record()): plain values that load from the cache
+without building an object per finding.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +11,23 @@ import fnmatch
 import os
 import posixpath
 import sys
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
-from hipport.cache import open_cache
+from hipport import parallel, results
+from hipport.cache import Cache, open_cache
 from hipport.config import NEVER_COPIED, Settings
 from hipport.emit import mirror_link, read_with_mode, unified_diff, write_atomic, write_copy
 from hipport.errors import UsageError
 from hipport.files import InputFile, collect
-from hipport.pipeline import FileResult, Ported, output_name, port_source
+from hipport.results import FileResult, output_name
 
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
+BATCH = 64  # files per cache query and per task of a worker
+AHEAD = 4  # batches read ahead of each worker: bounds the bytes held in memory
 
 
 @dataclass(frozen=True)
@@ -33,9 +42,18 @@ class Job:
 
 @dataclass(frozen=True)
 class Outcome:
-    result: FileResult
+    record: dict  # FileResult.record()
     data: bytes | None = None  # the ported bytes, for --stdout
     diff: str = ""  # for --diff
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A file read, and its cache key, on its way to the pipeline."""
+    job: Job
+    data: bytes
+    mode: int
+    key: bytes
 
 
 def check_output_dir(root: Path, inputs: list[Path], out: Path) -> None:
@@ -81,47 +99,154 @@ def _refuse_rename_collisions(root: Path, files: list[InputFile], renamed: froze
                          + (f" and {len(clashes) - 5} more" if len(clashes) > 5 else ""))
 
 
-def process(job: Job) -> Outcome:
-    """Everything for one file, I/O included; a problem becomes the file's status."""
-    f, settings = job.file, job.settings
-    out_rel = output_name(f.rel, settings)
+def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None) -> Iterator[Outcome]:
+    """Every job's outcome, in job order. This process reads the files and serves those the
+    cache holds (one query per batch), so a warm run starts no worker; the files the cache
+    lacks are ported here, or by `workers` processes when there are many files."""
+    workers = workers or os.cpu_count() or 1
+    pooled = workers > 1 and len(jobs) >= parallel.SERIAL_BELOW
+    size = max(1, min(BATCH, len(jobs) // (workers * 8))) if pooled else BATCH
+    queue: deque = deque()  # (outcomes, misses, future or None) per batch, in job order
+    pool = None
+    try:
+        for start in range(0, len(jobs), size):
+            outcomes, misses = _serve(jobs[start:start + size])
+            future = None
+            if misses and pooled:
+                pool = pool or _start_pool(workers, jobs[0].settings)
+                future = pool.submit(port_reads, [r for _, r in misses])
+            elif misses:
+                _fill(outcomes, misses, port_reads([r for _, r in misses]))
+            queue.append((outcomes, misses, future))
+            while queue and (len(queue) > AHEAD * workers or queue[0][2] is None or queue[0][2].done()):
+                yield from _done(queue.popleft(), on_done)
+        while queue:
+            yield from _done(queue.popleft(), on_done)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+def _start_pool(workers: int, settings: Settings):
+    import hipport.pipeline  # noqa: F401 - before the fork: the workers inherit it
+
+    return parallel.pool(workers, settings)
+
+
+def _done(batch: tuple, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
+    outcomes, misses, future = batch
+    if future is not None:
+        _fill(outcomes, misses, future.result())
+    for outcome in outcomes:
+        yield outcome
+        if on_done:
+            on_done()
+
+
+def _fill(outcomes: list, misses: list[tuple[int, _Read]], ported: list[Outcome]) -> None:
+    for (i, _), outcome in zip(misses, ported):
+        outcomes[i] = outcome
+
+
+def _cache(job: Job) -> Cache:
+    settings = job.settings
+    return open_cache(job.cache_root, "port", (settings.cache_key(), settings.max_file_bytes, job.renamed))
+
+
+def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Read]]]:
+    """The batch's outcomes that need no pipeline (links, copies, cache hits) and the files
+    left to port, by position."""
+    outcomes: list[Outcome | None] = []
+    reads: list[tuple[int, _Read]] = []
+    for job in batch:
+        first = _read(job)
+        if isinstance(first, _Read):
+            reads.append((len(outcomes), first))
+            first = None
+        outcomes.append(first)
+    if not reads:
+        return outcomes, []
+    hits = _cache(batch[0]).get_many([r.key for _, r in reads], results.loads)
+    misses = []
+    for i, r in reads:
+        hit = hits.get(r.key)
+        if hit is None:
+            misses.append((i, r))
+        else:
+            outcomes[i] = _finish(r, *hit)
+    return outcomes, misses
+
+
+def _read(job: Job) -> Outcome | _Read:
+    """A file's bytes and key, or its outcome when it is not ported (skipped, a link, a copy,
+    unreadable)."""
+    f = job.file
     if f.skip:
-        return Outcome(FileResult(f.rel, out_rel, f.kind, "skipped", reason=f.skip))
+        return Outcome(_record(f, output_name(f.rel, job.settings), "skipped", f.skip))
     if f.link is not None:
-        return _link(job, out_rel)
+        return _link(job, output_name(f.rel, job.settings))
     if f.verbatim:
         if job.mode == OUT:
             try:
-                write_copy(os.path.join(job.out_root, f.rel), *read_with_mode(f.path))
+                write_copy(os.path.join(job.out_root, f.rel), *read_with_mode(f.where))
             except OSError as exc:
-                return Outcome(FileResult(f.rel, f.rel, f.kind, "failed", reason=f"cannot copy: {exc}"))
-        return Outcome(FileResult(f.rel, f.rel, f.kind, "unchanged", reason="excluded folder: copied as is"))
+                return Outcome(_record(f, f.rel, "failed", f"cannot copy: {exc}"))
+        return Outcome(_record(f, f.rel, "unchanged", "excluded folder: copied as is"))
     try:
-        data, mode = read_with_mode(f.path)
+        data, mode = read_with_mode(f.where)
     except OSError as exc:
-        return Outcome(FileResult(f.rel, out_rel, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}"))
-    cache = open_cache(job.cache_root, "port", (settings.cache_key(), settings.max_file_bytes, job.renamed))
-    key = cache.key(data, f.rel)
-    ported: Ported | None = cache.get(key)
-    if ported is None:
-        ported = port_source(data, f.rel, f.kind, settings, job.renamed)
-        cache.put(key, ported)
-    result = ported.result
+        return Outcome(_record(f, output_name(f.rel, job.settings), "failed", f"cannot read: {exc.strerror or exc}"))
+    return _Read(job, data, mode, _cache(job).key(data, f.rel))
+
+
+def _record(f: InputFile, output: str, status: str, reason: str) -> dict:
+    return FileResult(f.rel, output, f.kind, status, reason=reason).record()
+
+
+def port_reads(reads: list[_Read]) -> list[Outcome]:
+    """Port files the cache lacks, store them, write their outputs (in a worker for many)."""
+    from hipport import pipeline
+
+    done = []
+    for r in reads:
+        ported = pipeline.port_source(r.data, r.job.file.rel, r.job.file.kind, r.job.settings, r.job.renamed)
+        done.append((r, ported.data, ported.result.record()))
+    if done:
+        _cache(reads[0].job).put_many([(r.key, (data, record)) for r, data, record in done], results.dumps)
+    return [_finish(r, data, record) for r, data, record in done]
+
+
+def _finish(r: _Read, ported: bytes, record: dict) -> Outcome:
+    """Write a file's result where the mode says."""
+    job, f, output = r.job, r.job.file, record["output"]
     try:
         if job.mode == OUT:
-            write_copy(os.path.join(job.out_root, result.output), ported.data, mode)
-        elif job.mode == IN_PLACE and (result.changed or result.output != f.rel):
-            target = f.path.with_name(Path(result.output).name)
-            write_atomic(target, ported.data, like=f.path, durable=True)
+            write_copy(os.path.join(job.out_root, output), ported, r.mode)
+        elif job.mode == IN_PLACE and (record["changed"] or output != f.rel):
+            target = f.path.with_name(Path(output).name)
+            write_atomic(target, ported, like=f.path, durable=True)
             if target != f.path:
                 f.path.unlink()
     except OSError as exc:
-        return Outcome(FileResult(f.rel, result.output, f.kind, "failed", reason=f"cannot write: {exc}"))
+        return Outcome(_record(f, output, "failed", f"cannot write: {exc}"))
     if job.mode == STDOUT:
-        return Outcome(result, data=ported.data)
-    if job.mode == DIFF and result.changed:
-        return Outcome(result, diff=unified_diff(f.rel, result.output, data, ported.data))
-    return Outcome(result)
+        return Outcome(record, data=ported)
+    if job.mode == DIFF and record["changed"]:
+        return Outcome(record, diff=unified_diff(f.rel, output, r.data, ported))
+    return Outcome(record)
+
+
+def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:
+    """The HIP release the tables resolve the settings to. Kept in the cache: loading the
+    tables would cost a run served from the cache a tenth of a second."""
+    from hipport.loaders import tools
+
+    def resolve() -> tuple[int, int]:
+        return tools(settings)[0].target_hip
+
+    if cache_root is None:
+        return resolve()
+    return open_cache(cache_root, "port", (settings.cache_key(), settings.max_file_bytes)).memo("target-hip", resolve)
 
 
 def _link(job: Job, out_rel: str) -> Outcome:
@@ -139,8 +264,8 @@ def _link(job: Job, out_rel: str) -> Outcome:
             if out_rel != f.rel:
                 f.path.unlink()
     except OSError as exc:
-        return Outcome(FileResult(f.rel, out_rel, f.kind, "failed", reason=f"cannot create link: {exc}"))
-    return Outcome(FileResult(f.rel, out_rel, f.kind, "unchanged", reason="symlink (kept as a link)"))
+        return Outcome(_record(f, out_rel, "failed", f"cannot create link: {exc}"))
+    return Outcome(_record(f, out_rel, "unchanged", "symlink (kept as a link)"))
 
 
 def stream_progress(total: int, enabled: bool) -> tuple[Callable[[], None] | None, Callable[[], None]]:
@@ -163,11 +288,11 @@ def stream_progress(total: int, enabled: bool) -> tuple[Callable[[], None] | Non
     return tick, close
 
 
-def summarize(results: Iterable[FileResult]) -> dict[str, int]:
+def summarize(records: Iterable[dict]) -> dict[str, int]:
     counts = {"files": 0, "changed": 0, "replacements": 0, "ported": 0, "unchanged": 0, "skipped": 0, "failed": 0}
-    for r in results:
+    for r in records:
         counts["files"] += 1
-        counts[r.status] += 1
-        counts["changed"] += r.changed
-        counts["replacements"] += r.replacements
+        counts[r["status"]] += 1
+        counts["changed"] += r["changed"]
+        counts["replacements"] += r["replacements"]
     return counts

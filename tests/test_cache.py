@@ -3,7 +3,7 @@ anything that could change a result (bytes, path, settings, hipport's code or ta
 
 from __future__ import annotations
 
-import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -38,7 +38,7 @@ def private_cache(tmp_path, monkeypatch):
 def forget_open_caches() -> None:
     """What a new process starts with: no Cache objects, no open database."""
     cache_mod.open_cache.cache_clear()
-    cache_mod._open_store.cache_clear()
+    cache_mod.close_stores()
 
 
 def count_ports(monkeypatch) -> list:
@@ -49,7 +49,7 @@ def count_ports(monkeypatch) -> list:
         calls.append(a[1])
         return real(*a, **k)
 
-    monkeypatch.setattr("hipport.runner.port_source", counting)
+    monkeypatch.setattr(pipeline, "port_source", counting)
     return calls
 
 
@@ -61,9 +61,46 @@ def test_warm_run_reuses_results_and_matches_cold(tmp_path, private_cache, monke
     assert run("port", EXAMPLE, "-o", tmp_path / "warm", "--report", tmp_path / "r2", "-j", "1") == 0
     assert len(calls) == cold_calls  # nothing ported again
     assert tree_bytes(tmp_path / "cold") == tree_bytes(tmp_path / "warm")
-    r1 = json.loads((tmp_path / "r1" / "report.json").read_text())
-    r2 = json.loads((tmp_path / "r2" / "report.json").read_text())
-    assert r1["files"] == r2["files"]
+    for name in ("report.json", "report.md", "report.html"):
+        assert (tmp_path / "r1" / name).read_bytes() == (tmp_path / "r2" / name).read_bytes(), name
+
+
+def test_a_warm_run_loads_no_table_and_starts_no_worker(tmp_path, private_cache, monkeypatch, capsys):
+    """Served from the cache: the same summary as the cold run, with neither the tables, the
+    pipeline's per-file work nor a process pool (`-j 2` over more files than SERIAL_BELOW)."""
+    from hipport import loaders, parallel
+
+    src = ROOT / "fixtures" / "port"
+    assert run("port", src, "-o", tmp_path / "cold", "-j", "1") == 0
+    cold = capsys.readouterr().err.replace(str(tmp_path / "cold"), "OUT")
+
+    def refuse(*a, **k):
+        raise AssertionError("a warm run needs none of this")
+
+    forget_open_caches()
+    monkeypatch.setattr(loaders, "tools", refuse)
+    monkeypatch.setattr(parallel, "pool", refuse)
+    monkeypatch.setattr(pipeline, "port_source", refuse)
+    assert run("port", src, "-o", tmp_path / "warm", "-j", "2") == 0
+    assert capsys.readouterr().err.replace(str(tmp_path / "warm"), "OUT") == cold
+    assert "CUDA API references" in cold
+    assert tree_bytes(tmp_path / "cold") == tree_bytes(tmp_path / "warm")
+
+
+def test_a_warm_run_rewrites_outputs_that_differ(tmp_path, private_cache, capsys):
+    out = tmp_path / "out"
+    assert run("port", EXAMPLE, "-o", out, "-j", "1") == 0
+    expected = tree_bytes(out)
+    ported = next(rel for rel, data in expected.items() if b"hip" in data)
+    same_size = bytearray(expected[ported])
+    same_size[0] ^= 0x20  # one byte changed, size and mtime's second kept
+    (out / ported).write_bytes(bytes(same_size))
+    linked = next(rel for rel in expected if rel != ported)
+    (out / linked).unlink()
+    (out / linked).symlink_to(tmp_path / "elsewhere")  # never written through
+    assert run("port", EXAMPLE, "-o", out, "-j", "1") == 0
+    assert tree_bytes(out) == expected
+    assert not (out / linked).is_symlink() and not (tmp_path / "elsewhere").exists()
 
 
 def test_settings_and_no_cache_miss(tmp_path, private_cache, monkeypatch, capsys):
@@ -80,40 +117,119 @@ def test_an_upgrade_invalidates_entries(tmp_path, private_cache, monkeypatch, ca
     calls = count_ports(monkeypatch)
     assert run("port", EXAMPLE, "-o", tmp_path / "a", "-j", "1") == 0
     n = len(calls)
+    stored = entry_count(private_cache)
+    assert stored >= n
     monkeypatch.setattr(cache_mod, "code_fingerprint", lambda: b"another hipport or other tables")
     forget_open_caches()
     assert run("port", EXAMPLE, "-o", tmp_path / "b", "-j", "1") == 0
     assert len(calls) == 2 * n
     # the first build's entries can never be hit again: they were dropped, not kept beside
-    db = sqlite3.connect(private_cache / cache_mod._DB_NAME)
-    assert db.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == n
+    assert entry_count(private_cache) == stored
+
+
+def entry_count(cache: Path) -> int:
+    with sqlite3.connect(cache / cache_mod._DB_NAME) as db:
+        return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
 
 
 def test_parallel_workers_share_the_cache(tmp_path, private_cache, capsys):
     assert run("port", ROOT / "fixtures" / "port", "-o", tmp_path / "a", "-j", "2") == 0
-    db = sqlite3.connect(private_cache / cache_mod._DB_NAME)
-    stored = db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-    assert stored >= 16  # more files than the serial threshold: the pool's workers wrote them
-    db.close()
+    assert entry_count(private_cache) >= 16  # more files than the serial threshold: the pool's workers wrote them
     forget_open_caches()
     assert run("port", ROOT / "fixtures" / "port", "-o", tmp_path / "b", "-j", "2") == 0
     assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
 
 
-def test_a_broken_entry_is_a_miss(tmp_path, private_cache, capsys):
-    assert run("port", EXAMPLE, "-o", tmp_path / "a", "-j", "1") == 0
+def test_hits_served_here_and_misses_ported_by_workers_keep_job_order(tmp_path, private_cache, monkeypatch, capsys):
+    """A partly warm `-j 2` run: the pool starts with no SQLite connection open in this process
+    (none may cross a fork), and the outputs and report match a serial run without the cache."""
+    from hipport import parallel
+
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "fixtures" / "port", src)
+    assert run("port", src, "-o", tmp_path / "first", "-j", "2") == 0
+    sources = sorted(p for p in src.rglob("*.cu") if p.is_file() and not p.is_symlink())
+    for p in sources[::2]:
+        p.write_bytes(p.read_bytes() + b"\nvoid more() { cudaDeviceSynchronize(); }\n")
+    assert len(sources[::2]) >= parallel.SERIAL_BELOW
+    real_pool, opened = parallel.pool, []
+
+    def pool(*a, **k):
+        started = real_pool(*a, **k)  # its workers fork at the first submit, right after
+        opened.append([s for s in cache_mod._stores.values() if s is not None])
+        return started
+
+    monkeypatch.setattr(parallel, "pool", pool)
+    assert run("port", src, "-o", tmp_path / "mixed", "-j", "2", "--report", tmp_path / "rm") == 0
+    assert opened == [[]]
+    assert run("port", src, "-o", tmp_path / "serial", "-j", "1", "--no-cache", "--report", tmp_path / "rs") == 0
+    assert tree_bytes(tmp_path / "mixed") == tree_bytes(tmp_path / "serial")
+    assert (tmp_path / "rm" / "report.json").read_bytes() == (tmp_path / "rs" / "report.json").read_bytes()
+
+
+def test_a_broken_entry_is_a_miss(tmp_path, private_cache, monkeypatch, capsys):
+    calls = count_ports(monkeypatch)
+    assert run("port", EXAMPLE, "-o", tmp_path / "a", "--report", tmp_path / "ra", "-j", "1") == 0
+    n = len(calls)
     forget_open_caches()
     for entry in private_cache.rglob("*"):
         if entry.is_file():
-            entry.write_bytes(b"not a pickle")
+            entry.write_bytes(b"not a database")
     assert run("port", EXAMPLE, "-o", tmp_path / "b", "-j", "1") == 0
     assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
-    # a readable cache file whose entries do not unpickle
+    assert len(calls) == 2 * n
+    # a readable cache file whose entries are not values at all
     forget_open_caches()
     with sqlite3.connect(private_cache / cache_mod._DB_NAME) as db:
         assert db.execute("UPDATE entries SET value = x'8004deadbeef'").rowcount > 0
     assert run("port", EXAMPLE, "-o", tmp_path / "c", "-j", "1") == 0
     assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "c")
+    assert len(calls) == 3 * n
+    # one byte flipped inside each value: it would still load, into wrong bytes
+    forget_open_caches()
+    with sqlite3.connect(private_cache / cache_mod._DB_NAME) as db:
+        for key, value in db.execute("SELECT key, value FROM entries").fetchall():
+            torn = bytearray(value)
+            torn[len(torn) // 2] ^= 1
+            db.execute("UPDATE entries SET value = ? WHERE key = ?", (bytes(torn), key))
+    assert run("port", EXAMPLE, "-o", tmp_path / "d", "--report", tmp_path / "rd", "-j", "1") == 0
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "d")
+    assert (tmp_path / "ra" / "report.json").read_bytes() == (tmp_path / "rd" / "report.json").read_bytes()
+    assert len(calls) == 4 * n
+
+
+def test_a_cache_file_of_an_older_build_is_replaced(tmp_path, private_cache, capsys):
+    private_cache.mkdir()
+    with sqlite3.connect(private_cache / cache_mod._DB_NAME) as db:
+        db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB)")
+        db.execute("CREATE TABLE entries (key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID")
+        db.execute("INSERT INTO meta VALUES ('code', x'00')")
+        db.execute("INSERT INTO entries VALUES (x'01', x'02')")
+    assert run("port", EXAMPLE, "-o", tmp_path / "a", "-j", "1") == 0
+    db = sqlite3.connect(private_cache / cache_mod._DB_NAME)
+    assert db.execute("SELECT COUNT(*) FROM entries WHERE key = x'01'").fetchone()[0] == 0
+    assert "WITHOUT ROWID" not in db.execute("SELECT sql FROM sqlite_master WHERE name = 'entries'").fetchone()[0]
+    assert db.execute("SELECT COUNT(*) FROM entries").fetchone()[0] > 0
+
+
+def test_records_round_trip_through_the_cache_format():
+    from hipport.findings import Finding
+    from hipport.kernels import Kernel, Launch, Scan
+    from hipport.results import FileResult, dumps, json_entry, loads
+
+    finding = Finding("a.cu", 3, 1, 3, 9, "HP101", "dynamic-parallelism", "error", "high", "m", "s", "x")
+    result = FileResult("a.cu", "a.hip", "cuda", "ported", changed=True, replacements=2,
+                        by_library={"runtime": 2}, unmapped=({"name": "cuX", "count": 1, "line": 2, "reason": "r"},),
+                        notes=("line 1: n",), defines=("CHECK",), lines=4, lines_changed=1, findings=(finding,),
+                        kernels=Scan((Kernel("k", 1, True),), (Launch("k", 3, "<<<>>>"),)))
+    data, record = loads(dumps((b"ported", result.record())))
+    assert data == b"ported" and record == result.record()
+    assert json_entry(record) == result.to_json()
+    assert result.to_json()["findings"] == [finding.to_json()]
+    assert result.to_json()["renamed_from"] == "a.cu"
+    for wrong in ((b"x", {"source": "a.cu"}), ("text", result.record()), [b"x", result.record()]):
+        with pytest.raises(ValueError):
+            loads(cache_mod.marshal.dumps(wrong))
 
 
 def test_check_uses_the_cache_too(tmp_path, private_cache, monkeypatch, capsys):

@@ -701,7 +701,8 @@ def test_jobs_2_gives_the_same_output_as_jobs_1(tmp_path, capsysbinary):
     results = {}
     for jobs in ("1", "2"):
         out, rep = tmp_path / f"out{jobs}", tmp_path / f"rep{jobs}"
-        assert hipport("port", src, "-o", out, "-j", jobs, "--report", rep, "--launch-syntax", "hip") == 0
+        # --no-cache: the -j 2 run must port, not find the -j 1 run's results in the cache
+        assert hipport("port", src, "-o", out, "-j", jobs, "--report", rep, "--launch-syntax", "hip", "--no-cache") == 0
         results[jobs] = (snapshot_without_times(out), report_of(rep)["files"], report_of(rep)["summary"])
     assert len(results["1"][1]) == 31 >= _serial_below()  # so -j 2 really goes through the process pool
     assert results["1"] == results["2"]

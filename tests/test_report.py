@@ -24,7 +24,8 @@ import pytest
 from hipport import kernels as kern
 from hipport.config import Settings
 from hipport.loaders import tools
-from hipport.pipeline import FileResult
+from hipport.pipeline import port_source
+from hipport.results import FileResult
 from hipport.report import model
 from hipport.rules import REGISTRY, all_rules
 from clitools import hipport
@@ -208,6 +209,22 @@ def test_build_reads_no_file_when_results_carry_kernels(tmp_path, monkeypatch):
     report = model.build(results, Settings(), (6, 3), root=tmp_path)
     assert report["kernels"] == [{"name": "k", "path": "a.cu", "line": 3,
                                   "launches": [{"path": "a.cu", "line": 9, "syntax": "<<<>>>"}]}]
+
+
+def test_records_and_file_results_build_the_same_report():
+    """The runner hands the report records (FileResult.record()); the summary `port` prints
+    without --report is build()'s own summary and estimate."""
+    from hipport import runner
+
+    settings = Settings(jobs=1)
+    root, jobs = runner.plan([PROJECT], settings, runner.DRY_RUN, None)
+    records = [o.record for o in runner.run(jobs, 1)]
+    results = [port_source(j.file.path.read_bytes(), j.file.rel, j.file.kind, settings) for j in jobs]
+    report = model.build(records, settings, (6, 3), root=root)
+    assert model.build([p.result for p in results], settings, (6, 3), root=root) == report
+    assert model.summary(records, settings, root=root) == {"summary": report["summary"], "estimate": report["estimate"]}
+    s = report["summary"]
+    assert s["kernels"] and s["findings"] and s["api_unsupported"] and s["build_files"]
 
 
 # --- report.html, read back with an HTML parser -----------------------------------------------
@@ -457,6 +474,13 @@ def test_port_prints_findings_estimate_and_where_the_report_is(ported):
     assert f"{report['summary']['pct_converted']:g}% of 34 CUDA API references" in err
     assert f"estimated manual work: {report['estimate']['likely']:.1f} h" in err
     assert str(ported[1] / "report.html") in err and "report.json" in err and "report.md" in err
+
+
+def test_port_without_a_report_prints_the_same_summary(ported, tmp_path, capsys):
+    assert hipport("port", PROJECT, "-o", tmp_path / "out", "-j", "1") == 0
+    with_report = [line for line in ported[2].splitlines() if not line.startswith("report: ")]
+    without = capsys.readouterr().err.splitlines()
+    assert [line.split("; output in")[0] for line in without] == [line.split("; output in")[0] for line in with_report]
 
 
 def test_port_stdout_prints_only_the_ported_text(capsysbinary):

@@ -1,8 +1,10 @@
 """Build report.json's data from per-file results. Every rendering reads this one model.
 
-`build()` runs once per command over the FileResults already in memory. The only file reads
-are the kernel scan of C/C++/CUDA files whose FileResult carries no kernels (cheap pre-check
-first), and, in the renderers, a few lines of code around each finding.
+`build()` runs once per command over the results already in memory: records
+(results.FileResult.record(), as the runner and the cache carry them) or FileResults. The only
+file reads are the kernel scan of C/C++/CUDA files whose result carries no kernels (cheap
+pre-check first), and, in the renderers, a few lines of code around each finding. `summary()`
+is the part `port` prints: the totals without an entry per file and finding.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -18,8 +21,8 @@ from hipport import estimate as est
 from hipport import kernels as kern
 from hipport.config import Settings
 from hipport.emit import write_atomic
-from hipport.findings import EFFORTS, SEVERITIES
-from hipport.pipeline import FileResult
+from hipport.findings import CATEGORY, EFFORT, EFFORTS, SEVERITIES, SEVERITY
+from hipport.results import FileResult, json_entry
 
 REPORT_VERSION = 1
 TOP_RISKS = 5
@@ -66,23 +69,28 @@ def source_path(root: Path, entry: dict, in_place: bool) -> Path:
 PARALLEL_SCAN_FROM = 400  # files to scan before worker processes pay off
 
 
-def _kernel_scans(results: list[FileResult], settings: Settings, root: Path | None,
+def _records(results: Iterable[FileResult | dict]) -> list[dict]:
+    return [r if isinstance(r, dict) else r.record() for r in results]
+
+
+def _kernel_scans(records: list[dict], settings: Settings, root: Path | None,
                   in_place: bool) -> list[tuple[str, kern.Scan]]:
-    """Kernels per C/C++/CUDA file: from the FileResult when it carries them, else scanned
-    from the file (in worker processes for big trees)."""
+    """Kernels per C/C++/CUDA file: from the record when it carries them, else scanned from
+    the file (in worker processes for big trees)."""
     from hipport import parallel
 
     scans: list[tuple[str, kern.Scan]] = []
     todo: list[tuple[str, kern.FileJob]] = []
-    for r in results:
-        if r.kind not in est.SOURCE_KINDS or r.status in ("skipped", "failed"):
+    for r in records:
+        if r["kind"] not in est.SOURCE_KINDS or r["status"] in ("skipped", "failed"):
             continue
-        carried = getattr(r, "kernels", None)
-        if isinstance(carried, kern.Scan):
-            scans.append((r.source, carried))
+        carried = r["kernels"]
+        if carried is not None:
+            if carried[0] or carried[1]:
+                scans.append((r["source"], kern.Scan(tuple(map(kern.Kernel._make, carried[0])),
+                                                     tuple(map(kern.Launch._make, carried[1])))))
         elif root is not None:
-            where = source_path(root, {"source": r.source, "output": r.output}, in_place)
-            todo.append((r.source, kern.FileJob(str(where), settings)))
+            todo.append((r["source"], kern.FileJob(str(source_path(root, r, in_place)), settings)))
     workers = settings.jobs if len(todo) >= PARALLEL_SCAN_FROM else 1
     for (source, _), scan in zip(todo, parallel.run(kern.scan_file, [j for _, j in todo], workers)):
         if scan is not None:
@@ -181,48 +189,109 @@ def _pct(part: int, whole: int) -> float | None:
     return round(100.0 * part / whole, 1) if whole else None
 
 
-def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[int, int], *,
+@dataclass(frozen=True)
+class _Totals:
+    """What the summary, the estimate and the lists share, from one pass over the records."""
+    summary: dict
+    estimate: dict
+    kernels: list[dict]
+    build_files: list[str]
+    project_macros: frozenset[str]
+
+
+def _totals(records: list[dict], settings: Settings, root: Path | None, in_place: bool,
+            rates: est.Rates) -> _Totals:
+    # A macro the project defines in one file (CUDA_CHECK in a header) is no CUDA API in another.
+    macros = frozenset(name for r in records for name in r["defines"])
+    by_status: Counter[str] = Counter()
+    by_library: Counter[str] = Counter()
+    unmapped: Counter[str] = Counter()
+    tally: Counter[tuple[str, str, str]] = Counter()  # findings by (category, effort, severity)
+    changed = converted = sources = lines = lines_changed = build_replacements = 0
+    build_files = []
+    for r in records:
+        by_status[r["status"]] += 1
+        changed += bool(r["changed"])
+        by_library.update(r["by_library"])
+        for u in r["unmapped"]:
+            if u["name"] not in macros:
+                unmapped[u["name"]] += u["count"]
+        for f in r["findings"]:
+            tally[f[CATEGORY], f[EFFORT], f[SEVERITY]] += 1
+        if r["kind"] in est.SOURCE_KINDS:
+            # CUDA API references: C/C++/CUDA sources only (build files have their own rewrites).
+            converted += sum(n for lib, n in r["by_library"].items() if lib not in _NOT_API)
+            sources += 1
+            lines += r["lines"]
+            lines_changed += r["lines_changed"]
+        elif r["kind"] in est.BUILD_KINDS:
+            build_replacements += r["replacements"]
+            if (r["changed"] or r["findings"]) and r["status"] != "skipped":
+                build_files.append(r["source"])
+    kernels = kern.link(_kernel_scans(records, settings, root, in_place))
+    estimate = est.compute(est.Counts(converted, dict(tally), len(kernels), len(build_files)), rates)
+    by_category: Counter[str] = Counter()
+    by_severity: Counter[str] = Counter()
+    by_effort: Counter[str] = Counter()
+    for (category, effort, severity), n in tally.items():
+        by_category[category] += n
+        by_severity[severity] += n
+        by_effort[effort] += n
+    unsupported = sum(unmapped.values())
+    summary = {
+        "files": len(records),
+        "changed": changed,
+        "by_status": dict(sorted(by_status.items())),
+        "replacements": sum(by_library.values()),
+        "replacements_by_library": dict(sorted(by_library.items())),
+        "unmapped": dict(sorted(unmapped.items())),
+        "findings": sum(tally.values()),
+        "by_category": dict(sorted(by_category.items())),
+        "by_severity": dict(sorted(by_severity.items())),
+        "by_effort": {e: by_effort[e] for e in EFFORTS if by_effort[e]},
+        "api_references": converted + unsupported,
+        "api_converted": converted,
+        "api_unsupported": unsupported,
+        "pct_converted": _pct(converted, converted + unsupported),
+        "source_files": sources,
+        "lines": lines,
+        "lines_changed": lines_changed,
+        "pct_lines_changed": _pct(lines_changed, lines),
+        "kernels": len(kernels),
+        "kernel_launches": sum(len(k["launches"]) for k in kernels),
+        "build_files": len(build_files),
+        "build_replacements": build_replacements,
+        "estimate_hours": {k: estimate[k] for k in ("low", "likely", "high")},
+    }
+    return _Totals(summary, estimate, kernels, build_files, macros)
+
+
+def summary(results: Iterable[FileResult | dict], settings: Settings, *, root: Path | None = None,
+            in_place: bool = False, rates: est.Rates | None = None) -> dict:
+    """build()'s "summary" and "estimate" alone, as summary_lines() reads them: no entries per
+    file and finding, no rule descriptions (so no rule module is imported)."""
+    totals = _totals(_records(results), settings, root, in_place, rates or est.DEFAULTS)
+    return {"summary": totals.summary, "estimate": totals.estimate}
+
+
+def build(results: Iterable[FileResult | dict], settings: Settings, target_hip: tuple[int, int], *,
           root: Path | None = None, in_place: bool = False, rates: est.Rates | None = None,
           project: str | None = None) -> dict:
     """The report. `root`: where the files' relative paths start (for the kernel scan);
     `in_place`: the files there are already ported; `rates`: estimate rates (defaults)."""
-    results = list(results)
+    records = _records(results)
     rates = rates or est.DEFAULTS
-    # A macro the project defines in one file (CUDA_CHECK in a header) is no CUDA API in another.
-    project_macros = {name for r in results for name in r.defines}
-    files = [r.to_json() for r in results]
-    for f in files:
-        f["unmapped"] = [u for u in f["unmapped"] if u["name"] not in project_macros]
-    findings = [x for f in files for x in f["findings"]]
-    by_status = Counter(f["status"] for f in files)
-    by_library: Counter[str] = Counter()
-    unmapped: Counter[str] = Counter()
-    for f in files:
-        by_library.update(f["by_library"])
-        for u in f["unmapped"]:
-            unmapped[u["name"]] += u["count"]
-
-    scans = _kernel_scans(results, settings, root, in_place)
-    kernels = kern.link(scans)
+    totals = _totals(records, settings, root, in_place, rates)
     per_file_kernels: dict[str, list[str]] = {}
-    for k in kernels:
+    for k in totals.kernels:
         per_file_kernels.setdefault(k["path"], []).append(k["name"])
-    for f in files:
+    files = []
+    for r in records:
+        f = json_entry(r)
+        f["unmapped"] = [u for u in f["unmapped"] if u["name"] not in totals.project_macros]
         f["kernels"] = per_file_kernels.get(f["source"], [])
-
-    source_files = [f for f in files if f["kind"] in est.SOURCE_KINDS]
-    # CUDA API references: C/C++/CUDA sources only (build files have their own rewrites).
-    converted = sum(n for f in source_files for lib, n in f["by_library"].items() if lib not in _NOT_API)
-    build_replacements = sum(f["replacements"] for f in files if f["kind"] in est.BUILD_KINDS)
-    unsupported_refs = sum(unmapped.values())
-    lines = sum(f["lines"] for f in source_files)
-    lines_changed = sum(f["lines_changed"] for f in source_files)
-    build_files = [f["source"] for f in files if f["kind"] in est.BUILD_KINDS
-                   and (f["changed"] or f["findings"]) and f["status"] != "skipped"]
-    launches = sum(len(k["launches"]) for k in kernels)
-
-    counts = est.counts_from(converted, findings, len(kernels), len(build_files))
-    estimate = est.compute(counts, rates)
+        files.append(f)
+    findings = [x for f in files for x in f["findings"]]
     rules = _rules(findings)
     name = project if project is not None else (root.name if root is not None else "")
     return {
@@ -236,39 +305,15 @@ def build(results: Iterable[FileResult], settings: Settings, target_hip: tuple[i
         },
         "files": files,
         "findings": findings,
-        "summary": {
-            "files": len(files),
-            "changed": sum(1 for f in files if f["changed"]),
-            "by_status": dict(sorted(by_status.items())),
-            "replacements": sum(by_library.values()),
-            "replacements_by_library": dict(sorted(by_library.items())),
-            "unmapped": dict(sorted(unmapped.items())),
-            "findings": len(findings),
-            "by_category": dict(sorted(Counter(x["category"] for x in findings).items())),
-            "by_severity": dict(sorted(Counter(x["severity"] for x in findings).items())),
-            "by_effort": {e: n for e in EFFORTS if (n := sum(1 for x in findings if x["effort"] == e))},
-            "api_references": converted + unsupported_refs,
-            "api_converted": converted,
-            "api_unsupported": unsupported_refs,
-            "pct_converted": _pct(converted, converted + unsupported_refs),
-            "source_files": len(source_files),
-            "lines": lines,
-            "lines_changed": lines_changed,
-            "pct_lines_changed": _pct(lines_changed, lines),
-            "kernels": len(kernels),
-            "kernel_launches": launches,
-            "build_files": len(build_files),
-            "build_replacements": build_replacements,
-            "estimate_hours": {k: estimate[k] for k in ("low", "likely", "high")},
-        },
-        "dependencies": _dependencies(source_files, settings.libs),
+        "summary": totals.summary,
+        "dependencies": _dependencies([f for f in files if f["kind"] in est.SOURCE_KINDS], settings.libs),
         "unsupported": _unsupported(files),
-        "breakdown": _breakdown(findings, estimate),
+        "breakdown": _breakdown(findings, totals.estimate),
         "top_risks": _top_risks(findings, rules, rates),
         "rules": rules,
-        "kernels": kernels,
-        "build_files": build_files,
-        "estimate": estimate,
+        "kernels": totals.kernels,
+        "build_files": totals.build_files,
+        "estimate": totals.estimate,
     }
 
 
@@ -309,16 +354,16 @@ def write(report: dict, folder: Path, root: Path | None = None, in_place: bool =
 def from_paths(paths: list[Path], settings: Settings, rates: est.Rates | None = None,
                progress: bool = True) -> dict:
     """The port pipeline over PATH... in memory (nothing written), then the report (`estimate`)."""
-    from hipport import parallel, runner
+    from hipport import runner
     from hipport.loaders import tools
 
     root, jobs = runner.plan(paths, settings, runner.DRY_RUN, None)
     tick, close = runner.stream_progress(len(jobs), progress)
     try:
-        results = [o.result for o in parallel.run(runner.process, jobs, settings.jobs, tick)]
+        records = [o.record for o in runner.run(jobs, settings.jobs, tick)]
     finally:
         close()
-    return build(results, settings, tools(settings)[0].target_hip, root=root, rates=rates)
+    return build(records, settings, tools(settings)[0].target_hip, root=root, rates=rates)
 
 
 def _plural(n: int, word: str) -> str:

@@ -1,0 +1,104 @@
+"""One file's port result, as the pipeline makes it (FileResult) and as the cache, the run and
+the report carry it (a record: a dict of plain values).
+
+A warm run loads tens of thousands of results: a record of str, int, tuple and dict loads with
+`marshal` several times faster than the same result as dataclasses, and its finding tuples and
+kernel tuples become report entries only when a report is written. This module imports nothing
+heavy, so a run served from the cache never loads the porting and analysis code.
+"""
+
+from __future__ import annotations
+
+import marshal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from hipport.findings import Finding, json_of
+
+if TYPE_CHECKING:
+    from hipport.config import Settings
+    from hipport.kernels import Scan
+
+
+@dataclass(frozen=True)
+class FileResult:
+    source: str
+    output: str
+    kind: str
+    status: str  # ported | unchanged | skipped | failed
+    reason: str = ""
+    changed: bool = False
+    replacements: int = 0
+    by_library: dict[str, int] = field(default_factory=dict)
+    unmapped: tuple[dict, ...] = ()
+    notes: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()  # CUDA-looking macros the file defines: not unmapped elsewhere
+    lines: int = 0
+    lines_changed: int = 0
+    encoding: str = "utf-8"
+    findings: tuple[Finding, ...] = ()  # the risk analysis of the original text
+    kernels: Scan | None = None  # kernels defined and launched (C/C++/CUDA); the report links them
+
+    def record(self) -> dict:
+        """This result as plain values: findings as Finding.to_tuple(), kernels as
+        ((name, line, defined), ...), ((name, line, syntax), ...) or None."""
+        k = self.kernels
+        return {
+            "source": self.source, "output": self.output, "kind": self.kind, "status": self.status,
+            "reason": self.reason, "changed": self.changed, "replacements": self.replacements,
+            "by_library": dict(self.by_library), "unmapped": tuple(dict(u) for u in self.unmapped),
+            "notes": tuple(self.notes), "defines": tuple(self.defines), "lines": self.lines,
+            "lines_changed": self.lines_changed, "encoding": self.encoding,
+            "findings": tuple(f.to_tuple() for f in self.findings),
+            "kernels": None if k is None else (tuple(map(tuple, k.kernels)), tuple(map(tuple, k.launches))),
+        }
+
+    def to_json(self) -> dict:
+        return json_entry(self.record())
+
+
+RECORD_KEYS = frozenset(FileResult("", "", "", "").record())
+
+
+def json_entry(record: dict) -> dict:
+    """A file's entry in report.json (without its kernels, which the report links)."""
+    d = {
+        "source": record["source"], "output": record["output"], "kind": record["kind"],
+        "status": record["status"], "changed": record["changed"], "replacements": record["replacements"],
+        "by_library": dict(sorted(record["by_library"].items())), "lines": record["lines"],
+        "lines_changed": record["lines_changed"], "encoding": record["encoding"],
+        "unmapped": list(record["unmapped"]), "notes": list(record["notes"]),
+        "findings": [json_of(f) for f in record["findings"]],
+    }
+    if record["reason"]:
+        d["reason"] = record["reason"]
+    if record["source"] != record["output"]:
+        d["renamed_from"] = record["source"]
+    return d
+
+
+@dataclass(frozen=True)
+class Ported:
+    data: bytes
+    result: FileResult
+
+
+def dumps(entry: tuple[bytes, dict]) -> bytes:
+    """A cache entry: the ported bytes and the record. marshal's format belongs to the Python
+    version, which the cache's code fingerprint includes."""
+    return marshal.dumps(entry)
+
+
+def loads(raw: bytes) -> tuple[bytes, dict]:
+    """dumps() undone; ValueError (or marshal's own errors) for anything else."""
+    entry = marshal.loads(raw)
+    if not (type(entry) is tuple and len(entry) == 2 and type(entry[0]) is bytes
+            and type(entry[1]) is dict and entry[1].keys() == RECORD_KEYS):
+        raise ValueError("not a port result")
+    return entry
+
+
+def output_name(rel: str, settings: Settings) -> str:
+    if settings.rename and rel.endswith(".cu"):
+        return rel[:-3] + ".hip"
+    return rel
