@@ -188,6 +188,10 @@ class _Entries(Mapping):
     def __contains__(self, name: object) -> bool:
         return name in self._raw
 
+    def keys(self):
+        """The names, as a view that tests membership in C (callers test every identifier)."""
+        return self._raw.keys()
+
     def __iter__(self):
         return iter(self._raw)
 

@@ -8,24 +8,51 @@ import re
 from typing import Iterable
 
 from hipport.parse import tree
-from hipport.parse.lexer import Token
+from hipport.parse.braces import LINKAGE, SCOPE
+from hipport.parse.lexer import Lexed, Token
 
 _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_specifier", "struct_specifier"})
 # Nodes whose `declarator` field, when a plain identifier, declares that name.
 _DECLARATORS = frozenset({"function_declarator", "init_declarator", "declaration"})
-# Only a name after a type-ish token, `*`, `&` or `(*` can be a declarator: the parse is needed
-# only when some mapped name sits there and the file opens a namespace or a class.
+# A file that opens no namespace or class declares no member or scoped name.
 _SCOPE_WORD = re.compile(rb"\b(?:namespace|struct|class|union)\b")
 
 
-def might_declare(data: bytes, starts: list[int]) -> bool:
+def might_declare(lexed: Lexed, starts: list[int]) -> bool:
+    """Whether user_declared() may hold one of the identifiers starting at `starts`; False
+    spares the parse. Told from the lexer's brace structure: such a name sits in a brace pair
+    that may be a namespace or class body and is not followed by what only follows a type;
+    anywhere else it is a field name only after
+    `template` (`x.template f<T>()`), in `offsetof(...)`, or, at file scope, in a constructor's
+    initializer list (`: name(...)`, `, name(...)`)."""
+    data = lexed.data
     if not starts or not _SCOPE_WORD.search(data):
         return False
+    braces = lexed.braces
+    if not braces.balanced or b"offsetof" in data:
+        return True
     for s in starts:
-        prev = data[max(0, s - 2) : s].rstrip()
-        if prev[-1:] in (b"*", b"&", b"(") or prev[-1:].isalnum() or prev[-1:] == b"_":
+        if braces.in_directive(s):
+            continue  # a macro body is text to the parser: nothing there declares
+        end = lexed.previous_code(s)
+        if data[max(0, end - 8) : end].endswith(b"template"):
+            return True
+        i = braces.innermost(s)
+        while i >= 0 and braces.kind(i) == LINKAGE:
+            i = braces.parents[i]  # inside `extern "C" {` is the scope around it
+        if i < 0:
+            if data[end - 1 : end] in (b":", b",") and _INITIALIZES.match(data, s):
+                return True
+        elif braces.kind(i) == SCOPE and data[end - 1 : end] != b"=" and not _TYPE_USE.match(data, s):
             return True
     return False
+
+
+# `name(` or `name{` after `:` or `,` at file scope: a member in a constructor's initializer list.
+_INITIALIZES = re.compile(rb"\w+\b[ \t\r\n]*[({]")
+# A name followed by another word, `*`, `&`, `<` or `::` is a type or a qualifier, never the
+# name a declaration declares.
+_TYPE_USE = re.compile(rb"\w+\b[ \t\r\n]*(?:[A-Za-z_*&<]|::)")
 
 
 def user_declared(data: bytes, tokens: Iterable[Token], parsed=None) -> set[int]:

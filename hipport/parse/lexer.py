@@ -65,6 +65,18 @@ class Lexed:
     _skip_starts: list[int] = field(default_factory=list, repr=False)
     _skip_ends: list[int] = field(default_factory=list, repr=False)
 
+    @cached_property
+    def braces(self):
+        """The brace structure (parse.braces.Braces), built on first use."""
+        from hipport.parse.braces import Braces  # noqa: PLC0415 - that module builds on this one
+
+        return Braces(self)
+
+    @cached_property
+    def words(self) -> list[str]:
+        """The identifiers' text as str (ASCII: the lexer's words are), one per identifier."""
+        return [t.text.decode("ascii") for t in self.identifiers]
+
     def previous_code(self, offset: int) -> int:
         """End of the last code byte before `offset`, stepping over spaces and comments."""
         data, ws = self.data, b" \t\r\n\\"

@@ -98,13 +98,12 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     notes: list[tuple[int, str]] = []
     leftovers: Counter[bytes] = Counter()
     first: dict[bytes, int] = {}
-    mapped = [t.start for t in lexed.identifiers if t.text.decode("ascii") in names]
-    if not might_declare(data, mapped):
+    # Every candidate word counts: a mapped one may be renamed, any other reported as unmapped.
+    if not might_declare(lexed, [t.start for t in lexed.identifiers]):
         own = ()
     else:
         own = declared() if declared else user_declared(data, lexed.identifiers)
-    for tok in lexed.identifiers:
-        word = tok.text.decode("ascii")
+    for tok, word in zip(lexed.identifiers, lexed.words):
         if tok.start in own:
             continue
         key = word  # the table row: a qualified one (`thrust::cuda::par`) where the code says so

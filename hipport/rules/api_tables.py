@@ -112,11 +112,11 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
     being #defined, and code that hipcc never compiles (`#ifndef __HIP_PLATFORM_AMD__` branches,
     `#if 0`): there the project has already split the platforms."""
     lexed = ctx.lexed
-    hits = [t for t in lexed.identifiers if t.text.decode("ascii") in names]
+    hits = [t for t, word in zip(lexed.identifiers, lexed.words) if word in names]
     if not hits:
         return
     data = ctx.data
-    own = ctx.declared if might_declare(data, [t.start for t in hits]) else ()
+    own = ctx.declared if might_declare(lexed, [t.start for t in hits]) else ()
     macros = defined_macros(lexed)
     directives = directives_of(ctx)
     for tok in hits:
@@ -135,7 +135,7 @@ def table_name_uses(ctx) -> list[tuple[int, int, str, Entry]]:
     (computed once per file: several rules read it)."""
     def compute(c):
         entries = c.mappings.entries
-        return [(s, e, n, entries[n]) for s, e, n in identifier_uses(c, entries)]
+        return [(s, e, n, entries[n]) for s, e, n in identifier_uses(c, entries.keys())]
 
     return sx.memo(ctx, "api_tables.table_name_uses", compute)
 

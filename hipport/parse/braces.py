@@ -1,0 +1,157 @@
+"""The brace structure of a C/C++/CUDA buffer, from the lexer alone: which `{...}` holds an
+offset, and what that brace pair certainly is (told from the code just before the `{`). A
+pre-check that spares a parse: a name directly inside a function body, a statement block or an
+initializer cannot declare a member or a scoped name.
+
+Braces in comments, literals and directive lines (macro bodies) do not count. Where the braces
+do not pair up (an `#if` with two openings of one function, a truncated file), nothing is
+certain: `balanced` is False and callers fall back to the tree.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from hipport.parse.lexer import Lexed
+
+BLOCK, LINKAGE, SCOPE = "block", "linkage", "scope"
+
+_BRACE = re.compile(rb"[{}]")
+_WORD_BEFORE = re.compile(rb"(\w+)[ \t\r\n]*\Z")
+# Before `{`: a keyword that opens a statement block.
+_BLOCK_KEYWORDS = frozenset({b"else", b"do", b"try"})
+# Between a function's `)` and its body.
+_TRAILING_QUALIFIERS = frozenset({b"const", b"volatile", b"override", b"final", b"noexcept",
+                                  b"mutable"})
+_LINKAGE = re.compile(rb"\bextern[ \t\r\n]*\"[^\"\n]*\"\Z")
+# `enum {`, `enum class E : int {`: the head back to the last `;`, `{` or `}` names enum.
+_ENUM_HEAD = re.compile(rb"\benum\b[^;{}]*\Z")
+# `name(...) {` is a function body or a control statement, unless `name(...)` is an attribute
+# or a type computation that may sit in a class head (`struct __align__(16) {`).
+_NOT_A_CALLEE = frozenset({b"__align__", b"__attribute__", b"alignas", b"__declspec", b"decltype",
+                           b"__launch_bounds__", b"__cluster_dims__", b"_Alignas"})
+
+
+class Braces:
+    """Built once per file (Lexed.braces)."""
+
+    def __init__(self, lexed: Lexed):
+        self._lexed = lexed
+        data = lexed.data
+        skip = lexed.in_comment_or_string
+        self._lines = lines = [(d.start, _logical_end(data, d.end)) for d in lexed.directives]
+        self._line_starts = line_starts = [s for s, _ in lines]
+        self.opens: list[int] = []
+        self.closes: list[int] = []
+        self.parents: list[int] = []
+        self.balanced = True
+        stack: list[int] = []
+        for m in _BRACE.finditer(data):
+            at = m.start()
+            if self.in_directive(at) or skip(at):
+                continue
+            if data[at] == 0x7B:  # {
+                self.parents.append(stack[-1] if stack else -1)
+                stack.append(len(self.opens))
+                self.opens.append(at)
+                self.closes.append(len(data))
+            elif stack:
+                self.closes[stack.pop()] = at
+            else:
+                self.balanced = False
+                break
+        if stack:
+            self.balanced = False
+        self._kinds: dict[int, str] = {}
+
+    def in_directive(self, offset: int) -> bool:
+        """Whether `offset` is on a directive line (a macro body, an #if condition, ...)."""
+        i = bisect.bisect_right(self._line_starts, offset) - 1
+        return i >= 0 and offset <= self._lines[i][1]
+
+    def innermost(self, offset: int) -> int:
+        """Index of the innermost brace pair holding `offset`; -1 at file scope."""
+        i = bisect.bisect_right(self.opens, offset) - 1
+        while i >= 0 and self.closes[i] < offset:
+            i = self.parents[i]
+        return i
+
+    def kind(self, i: int) -> str:
+        """What brace pair `i` certainly is, told from the code before its `{`: BLOCK (a
+        function or lambda body, a statement block, an initializer, an enumerator list: no
+        member or scoped name is declared directly inside), LINKAGE (`extern "C" {`: its
+        inside is file scope), else SCOPE (a namespace or class body, or not known)."""
+        known = self._kinds.get(i)
+        if known is None:
+            known = self._kinds[i] = self._judge(i)
+        return known
+
+    def _judge(self, i: int) -> str:
+        data = self._lexed.data
+        end = self._code_before(self.opens[i])
+        before = data[end - 1 : end]
+        while before.isalnum() or before == b"_":  # `) const {`, `) override {`
+            m = _WORD_BEFORE.search(data, max(0, end - 64), end)
+            if m is None or m.group(1) not in _TRAILING_QUALIFIERS:
+                break
+            end = self._code_before(m.start(1))
+            before = data[end - 1 : end]
+        if before in (b"=", b"]"):
+            return BLOCK  # an initializer, a lambda without parameters
+        if before in (b";", b"}", b"{", b":"):  # a statement block or a case label's block
+            parent = self.parents[i]
+            return BLOCK if parent >= 0 and self.kind(parent) == BLOCK else SCOPE
+        if before == b"\"":
+            return LINKAGE if _LINKAGE.search(data, max(0, end - 32), end) else SCOPE
+        if before == b")":
+            start = _open_paren(self._lexed, end - 1)
+            if start is None:
+                return SCOPE
+            stop = self._code_before(start)
+            if data[stop - 1 : stop] in (b"]", b">", b")"):
+                return BLOCK  # a lambda, a template function, a function pointer's own head
+            m = _WORD_BEFORE.search(data, max(0, stop - 64), stop)
+            return BLOCK if m is not None and m.group(1) not in _NOT_A_CALLEE else SCOPE
+        m = _WORD_BEFORE.search(data, max(0, end - 8), end)
+        if m is not None and m.group(1) in _BLOCK_KEYWORDS:
+            return BLOCK
+        return BLOCK if _ENUM_HEAD.search(data, max(0, end - 160), end) else SCOPE
+
+    def _code_before(self, offset: int) -> int:
+        """End of the last code byte before `offset`, stepping over comments and directive
+        lines (`#pragma omp parallel` before a block)."""
+        end = self._lexed.previous_code(offset)
+        while end > 0 and self.in_directive(end - 1):
+            i = bisect.bisect_right(self._line_starts, end - 1) - 1
+            end = self._lexed.previous_code(self._lines[i][0])
+        return end
+
+
+def _logical_end(data: bytes, end: int) -> int:
+    """End of a directive whose first line ends at `end`, through backslash continuations."""
+    while data[end - 1 : end] == b"\\":
+        nl = data.find(b"\n", end)
+        end = data.find(b"\n", nl + 1) if nl >= 0 else -1
+        if end < 0:
+            return len(data)
+        if data[end - 1 : end] == b"\r":
+            end -= 1
+    return end
+
+
+_PAREN = re.compile(rb"[()]")
+
+
+def _open_paren(lexed: Lexed, close: int) -> int | None:
+    """Offset of the `(` matching the `)` at `close`, looking back at most 4 KiB and skipping
+    parentheses in comments and literals; None if unmatched there."""
+    found = [m.start() for m in _PAREN.finditer(lexed.data, max(0, close - 4096), close + 1)]
+    depth = 0
+    for at in reversed(found):
+        if lexed.in_comment_or_string(at):
+            continue
+        depth += 1 if lexed.data[at] == 0x29 else -1  # ) or (
+        if depth == 0:
+            return at
+    return None

@@ -1,0 +1,123 @@
+"""parse.braces (brace structure from the lexer) and the declaration pre-check built on it."""
+
+from pathlib import Path
+
+import pytest
+
+from hipport.config import Settings
+from hipport.files import file_kind
+from hipport.loaders import tools
+from hipport.parse.braces import BLOCK, LINKAGE, SCOPE
+from hipport.parse.declarations import might_declare, user_declared
+from hipport.pipeline import port_source
+from hipport.rewrite.names import _context
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lexed(text: bytes):
+    return tools(Settings())[1].lex(text)
+
+
+def kind_at(text: bytes, marker: bytes) -> str:
+    """The kind of the innermost brace pair around `marker`."""
+    lx = lexed(text)
+    i = lx.braces.innermost(text.index(marker))
+    return "file" if i < 0 else lx.braces.kind(i)
+
+
+@pytest.mark.parametrize("text, want", [
+    (b"void f(int a) { MARK; }", BLOCK),
+    (b"__global__ void __launch_bounds__(256) k(float* p) { MARK; }", BLOCK),
+    (b"struct S { int get() const { MARK; } };", BLOCK),
+    (b"struct S { void run() override\n{ MARK; } };", BLOCK),
+    (b"auto f = [&](int i) { MARK; };", BLOCK),
+    (b"auto f = [] { MARK; };", BLOCK),
+    (b"template <class T> T g(T x) { return x; }\nint h() { if (1) { MARK; } }", BLOCK),
+    (b"int v[] = { MARK };", BLOCK),
+    (b"void f() { int a; { MARK; } }", BLOCK),
+    (b"void f(int c) { switch (c) { case 1: { MARK; } } }", BLOCK),
+    (b"void f() {\n#pragma omp parallel\n  { MARK; }\n}", BLOCK),
+    (b"void f() { enum { MARK }; }", BLOCK),
+    (b"void f() { try { MARK; } catch (...) {} }", BLOCK),
+    (b"namespace ns { MARK; }", SCOPE),
+    (b"class C : public Base<int> { MARK; };", SCOPE),
+    (b"struct __align__(16) { MARK; } s;", SCOPE),  # an attribute's `)`, not a function's
+    (b"template <> struct Info<unsigned char> { MARK; };", SCOPE),
+    (b"extern \"C\" { MARK; }", LINKAGE),
+    (b"int x; MARK;", "file"),
+])
+def test_brace_kinds(text, want):
+    assert kind_at(text, b"MARK") == want
+
+
+def test_braces_in_comments_literals_and_macros_do_not_count():
+    text = b'// {\nconst char* s = "{";\n#define OPEN {\nvoid f() { /* } */ MARK; }\n'
+    lx = lexed(text)
+    assert lx.braces.balanced
+    assert len(lx.braces.opens) == 1
+    assert lx.braces.kind(lx.braces.innermost(text.index(b"MARK"))) == BLOCK
+
+
+def test_unpaired_braces_under_if_are_reported():
+    text = b"#if A\nvoid f(int a) {\n#else\nvoid f() {\n#endif\n  MARK;\n}\n"
+    assert not lexed(text).braces.balanced
+
+
+def _starts(text: bytes, word: bytes) -> list[int]:
+    return [t.start for t in lexed(text).identifiers if t.text == word]
+
+
+@pytest.mark.parametrize("text", [
+    b"struct Hooks { void* (*cudaMalloc)(size_t); };",
+    b"namespace mylib { void cudaFree(void* p); }",
+    b"class Pool { cudaStream_t cudaStream; };",
+    b"class C { C(); int cudaX; };\nC::C() : cudaX(0) {}",
+])
+def test_might_declare_where_a_member_or_scoped_name_can_be(text):
+    word = b"cudaMalloc cudaFree cudaStream cudaX".split()
+    starts = [s for w in word for s in _starts(text, w)]
+    assert might_declare(lexed(text), starts)
+
+
+@pytest.mark.parametrize("text", [
+    b"struct S { int a; };\nvoid f(float* p) { cudaFree(p); cudaMalloc(&p, 4); }",
+    b"struct S { int a; };\ncudaError_t g(cudaStream_t s);",
+    b"class P { cudaStream_t s; };",  # a type, not the name declared
+    b"class Q { int v = cudaSuccess; };",  # a value
+    b"struct S { int a; };\n#define CHECK(x) do { cudaGetLastError(); } while (0)\n",
+    b"extern \"C\" { struct S { int a; }; void h() { cudaDeviceReset(); } }",
+])
+def test_might_declare_not_where_no_declaration_can_be(text):
+    lx = lexed(text)
+    assert not might_declare(lx, [t.start for t in lx.identifiers])
+
+
+def _c_sources():
+    for folder in ("fixtures", "examples"):
+        for p in sorted((ROOT / folder).rglob("*")):
+            if p.is_file() and file_kind(p.name) in ("cuda", "cpp"):
+                yield p
+
+
+def test_might_declare_never_misses_a_declaration_the_tree_finds():
+    """The pre-check is sound: on every fixture and example, each identifier the tree says the
+    file declares itself (a member access aside, which the renamer skips anyway) is one the
+    pre-check says may be declared."""
+    missed = []
+    for p in _c_sources():
+        data = p.read_bytes()
+        lx = lexed(data)
+        for t in lx.identifiers:
+            if t.start in user_declared(data, [t]) and not might_declare(lx, [t.start]) \
+                    and _context(lx, t.start, t.end) != "member":
+                missed.append(f"{p.relative_to(ROOT)}: {t.text.decode()}")
+    assert not missed
+
+
+def test_own_names_are_not_reported_unmapped_even_when_no_mapped_name_is_declared_nearby():
+    """A namespace function and a struct member that spell CUDA-only APIs are the project's
+    own: the renamer neither rewrites nor reports them, whatever other names the file uses."""
+    path = ROOT / "fixtures/check/unsupported-api/unsupported_near_miss.cu"
+    result = port_source(path.read_bytes(), path.name, "cuda", Settings()).result
+    assert [u["name"] for u in result.unmapped] == []
