@@ -121,3 +121,34 @@ def test_own_names_are_not_reported_unmapped_even_when_no_mapped_name_is_declare
     path = ROOT / "fixtures/check/unsupported-api/unsupported_near_miss.cu"
     result = port_source(path.read_bytes(), path.name, "cuda", Settings()).result
     assert [u["name"] for u in result.unmapped] == []
+
+
+def test_declared_names_pre_check_never_hides_a_declaration_the_tree_finds():
+    """api_tables.declared_names skips the tree for names that only stand where no declarator
+    can (after `(`, `=`, `return`, ...): on every fixture and example, that changes nothing."""
+    from hipport.analysis import context_for
+    from hipport.rules.api_tables import declared_names, tree_declared_names
+
+    differ = []
+    for p in _c_sources():
+        data = p.read_bytes()
+        ctx = context_for(data, p.name, file_kind(p.name), Settings())
+        words = set(ctx.lexed.words)
+        if declared_names(ctx, words) != tree_declared_names(ctx, words):
+            differ.append(str(p.relative_to(ROOT)))
+    assert not differ
+
+
+@pytest.mark.parametrize("text, want", [
+    (b"void f() { checkCudaErrors(cudaFoo(1)); x = cudaBar(2); return cudaBaz(3); }", False),
+    (b"typedef enum { A } cudaFoo;", True),
+    (b"int a, cudaFoo;", True),
+    (b"static cudaError_t cudaFoo(int);", True),
+    (b"#define X cudaFoo(1)\n", False),
+])
+def test_may_be_declarator(text, want):
+    from hipport.parse.declarations import may_be_declarator
+
+    lx = lexed(text)
+    starts = [t.start for t in lx.identifiers if t.text.startswith(b"cudaFoo") or t.text in (b"cudaBar", b"cudaBaz")]
+    assert any(may_be_declarator(lx, s) for s in starts) == want

@@ -89,13 +89,13 @@ class Braces:
 
     def _judge(self, i: int) -> str:
         data = self._lexed.data
-        end = self._code_before(self.opens[i])
+        end = self.code_before(self.opens[i])
         before = data[end - 1 : end]
         while before.isalnum() or before == b"_":  # `) const {`, `) override {`
             m = _WORD_BEFORE.search(data, max(0, end - 64), end)
             if m is None or m.group(1) not in _TRAILING_QUALIFIERS:
                 break
-            end = self._code_before(m.start(1))
+            end = self.code_before(m.start(1))
             before = data[end - 1 : end]
         if before in (b"=", b"]"):
             return BLOCK  # an initializer, a lambda without parameters
@@ -108,7 +108,7 @@ class Braces:
             start = _open_paren(self._lexed, end - 1)
             if start is None:
                 return SCOPE
-            stop = self._code_before(start)
+            stop = self.code_before(start)
             if data[stop - 1 : stop] in (b"]", b">", b")"):
                 return BLOCK  # a lambda, a template function, a function pointer's own head
             m = _WORD_BEFORE.search(data, max(0, stop - 64), stop)
@@ -118,7 +118,7 @@ class Braces:
             return BLOCK
         return BLOCK if _ENUM_HEAD.search(data, max(0, end - 160), end) else SCOPE
 
-    def _code_before(self, offset: int) -> int:
+    def code_before(self, offset: int) -> int:
         """End of the last code byte before `offset`, stepping over comments and directive
         lines (`#pragma omp parallel` before a block)."""
         end = self._lexed.previous_code(offset)

@@ -89,3 +89,30 @@ def _in_scope(node) -> bool:
             return False  # a local variable or a parameter: an ordinary use of the name
         parent = parent.parent
     return parent is not None
+
+
+# What may stand before the name a declaration declares is a type, a `*`/`&`, `,` (`int a, b`),
+# `>` (`vector<int> v`) or `}` (`struct {...} s`): never an operator, an opening bracket, or a
+# keyword that starts an expression.
+_NOT_BEFORE_A_DECLARATOR = frozenset(b"(=!+-/%|^?:;{[.<~")
+_EXPRESSION_KEYWORDS = frozenset({b"return", b"case", b"sizeof", b"new", b"delete", b"throw",
+                                  b"else", b"do", b"co_return", b"co_yield", b"co_await"})
+_LAST_WORD = re.compile(rb"(\w+)\Z")
+
+
+def may_be_declarator(lexed: Lexed, start: int) -> bool:
+    """Whether the identifier at `start` may be the name that a declaration at any scope
+    declares (False: certainly a use). A name on a directive line is text to the parser."""
+    braces = lexed.braces
+    if braces.in_directive(start):
+        return False
+    data = lexed.data
+    end = braces.code_before(start)
+    before = data[end - 1 : end]
+    if before and before[0] in _NOT_BEFORE_A_DECLARATOR:
+        return False
+    if before.isalnum() or before == b"_":
+        m = _LAST_WORD.search(data, max(0, end - 16), end)
+        return m is None or m.group(1) not in _EXPRESSION_KEYWORDS
+    return True
+

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from hipport.mappings import Entry, parse_version
-from hipport.parse.declarations import might_declare
+from hipport.parse.declarations import may_be_declarator, might_declare
 from hipport.parse.lexer import Lexed
 from hipport.rewrite.names import _context, defined_macros
 from hipport.rules import Hit, rule
@@ -166,7 +166,15 @@ _DECLARED_IN = {
 
 def declared_names(ctx, names) -> set[str]:
     """Those of `names` that the file declares itself, at any scope: there they are the
-    project's own entities, not the CUDA API. Asked of the tree only where the names occur."""
+    project's own entities, not the CUDA API. Asked of the tree only where the names occur,
+    and only for names that stand somewhere a declarator may."""
+    lexed = ctx.lexed
+    return tree_declared_names(ctx, {w for t, w in zip(lexed.identifiers, lexed.words)
+                                     if w in names and may_be_declarator(lexed, t.start)})
+
+
+def tree_declared_names(ctx, names) -> set[str]:
+    """declared_names() as the tree alone tells it (no pre-check)."""
     out = set()
     for node in sx.nodes_named(ctx, names, types=tuple(_DECLARED_IN)):
         parent = node.parent
