@@ -182,13 +182,17 @@ class Cache:
 
     def __init__(self, root: Path | None, namespace: str, context: Any):
         self.root = root
-        self._salt = hashlib.sha256(code_fingerprint() + namespace.encode() + repr(context).encode()).digest()
+        salt = hashlib.sha256(code_fingerprint() + namespace.encode() + repr(context).encode()).digest()
+        self._salted = hashlib.sha256(salt)
 
     def _store(self) -> "_Store | None":
         return _open_store(self.root) if self.root is not None else None
 
     def key(self, data: bytes, rel: str) -> bytes:
-        return hashlib.sha256(self._salt + rel.encode("utf-8", "surrogateescape") + b"\0" + data).digest()
+        h = self._salted.copy()  # the salt hashed once; the file's bytes hashed where they lie
+        h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(data)
+        return h.digest()
 
     def get_many(self, keys: list[bytes], loads: Callable[[Any], Any] = pickle.loads) -> dict[bytes, Any]:
         """The entries found for `keys`, each value `loads(payload)`, with one query per few

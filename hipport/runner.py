@@ -156,17 +156,18 @@ def _cache(job: Job) -> Cache:
 def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Read]]]:
     """The batch's outcomes that need no pipeline (links, copies, cache hits) and the files
     left to port, by position."""
+    cache = _cache(batch[0])  # one run's jobs share the settings and the renamed files
     outcomes: list[Outcome | None] = []
     reads: list[tuple[int, _Read]] = []
     for job in batch:
-        first = _read(job)
+        first = _read(job, cache)
         if isinstance(first, _Read):
             reads.append((len(outcomes), first))
             first = None
         outcomes.append(first)
     if not reads:
         return outcomes, []
-    hits = _cache(batch[0]).get_many([r.key for _, r in reads], results.loads)
+    hits = cache.get_many([r.key for _, r in reads], results.loads)
     misses = []
     for i, r in reads:
         hit = hits.get(r.key)
@@ -177,7 +178,7 @@ def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Rea
     return outcomes, misses
 
 
-def _read(job: Job) -> Outcome | _Read:
+def _read(job: Job, cache: Cache) -> Outcome | _Read:
     """A file's bytes and key, or its outcome when it is not ported (skipped, a link, a copy,
     unreadable)."""
     f = job.file
@@ -196,7 +197,7 @@ def _read(job: Job) -> Outcome | _Read:
         data, mode = read_with_mode(f.where)
     except OSError as exc:
         return Outcome(_record(f, output_name(f.rel, job.settings), "failed", f"cannot read: {exc.strerror or exc}"))
-    return _Read(job, data, mode, _cache(job).key(data, f.rel))
+    return _Read(job, data, mode, cache.key(data, f.rel))
 
 
 def _record(f: InputFile, output: str, status: str, reason: str) -> dict:

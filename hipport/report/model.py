@@ -212,7 +212,8 @@ def _totals(records: list[dict], settings: Settings, root: Path | None, in_place
     for r in records:
         by_status[r["status"]] += 1
         changed += bool(r["changed"])
-        by_library.update(r["by_library"])
+        for lib, n in r["by_library"].items():
+            by_library[lib] += n
         for u in r["unmapped"]:
             if u["name"] not in macros:
                 unmapped[u["name"]] += u["count"]
