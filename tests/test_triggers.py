@@ -29,6 +29,26 @@ def test_triggers_hide_no_finding(path: Path):
     assert with_triggers == analyze(context_for(data, path.name, kind, settings), untriggered)
 
 
+# Lexer-level pre-checks inside rules (module, function): each answers "may this be flagged?"
+# before the tree is asked. Forcing every one to "yes" must change no finding.
+PRE_CHECKS = [
+    ("hipport.rules.warp", "_may_flag_declarator"),
+]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_pre_checks_hide_no_finding(path: Path, monkeypatch):
+    import importlib
+
+    data = path.read_bytes()
+    kind = file_kind(path.name)
+    settings = Settings()
+    checked = analyze(context_for(data, path.name, kind, settings))
+    for module, name in PRE_CHECKS:
+        monkeypatch.setattr(importlib.import_module(module), name, lambda *args, **kwargs: True)
+    assert checked == analyze(context_for(data, path.name, kind, settings))
+
+
 def test_a_rule_runs_only_where_one_of_its_triggers_is():
     calls = []
 

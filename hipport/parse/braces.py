@@ -140,18 +140,17 @@ def _logical_end(data: bytes, end: int) -> int:
     return end
 
 
-_PAREN = re.compile(rb"[()]")
-
-
 def _open_paren(lexed: Lexed, close: int) -> int | None:
     """Offset of the `(` matching the `)` at `close`, looking back at most 4 KiB and skipping
     parentheses in comments and literals; None if unmatched there."""
-    found = [m.start() for m in _PAREN.finditer(lexed.data, max(0, close - 4096), close + 1)]
-    depth = 0
-    for at in reversed(found):
+    data, depth, at = lexed.data, 0, close + 1
+    floor = max(0, close - 4096)
+    while True:
+        at = max(data.rfind(b"(", floor, at), data.rfind(b")", floor, at))
+        if at < 0:
+            return None
         if lexed.in_comment_or_string(at):
             continue
-        depth += 1 if lexed.data[at] == 0x29 else -1  # ) or (
+        depth += 1 if data[at] == 0x29 else -1  # ) or (
         if depth == 0:
             return at
-    return None

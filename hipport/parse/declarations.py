@@ -8,7 +8,7 @@ import re
 from typing import Iterable
 
 from hipport.parse import tree
-from hipport.parse.braces import LINKAGE, SCOPE
+from hipport.parse.braces import BLOCK, LINKAGE
 from hipport.parse.lexer import Lexed, Token
 
 _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_specifier", "struct_specifier"})
@@ -22,28 +22,32 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
     """Whether user_declared() may hold one of the identifiers starting at `starts`; False
     spares the parse. Told from the lexer's brace structure: such a name sits in a brace pair
     that may be a namespace or class body and is not followed by what only follows a type;
-    anywhere else it is a field name only after
-    `template` (`x.template f<T>()`), in `offsetof(...)`, or, at file scope, in a constructor's
-    initializer list (`: name(...)`, `, name(...)`)."""
+    anywhere else it is a field name only after `template` (`x.template f<T>()`), in
+    `offsetof(...)`, or, at file scope, in a constructor's initializer list (`: name(...)`,
+    `, name(...)`)."""
     data = lexed.data
     if not starts or not _SCOPE_WORD.search(data):
         return False
     braces = lexed.braces
     if not braces.balanced or b"offsetof" in data:
         return True
+    says_template = b"template" in data
     for s in starts:
-        if braces.in_directive(s):
-            continue  # a macro body is text to the parser: nothing there declares
-        end = lexed.previous_code(s)
-        if data[max(0, end - 8) : end].endswith(b"template"):
-            return True
         i = braces.innermost(s)
         while i >= 0 and braces.kind(i) == LINKAGE:
             i = braces.parents[i]  # inside `extern "C" {` is the scope around it
+        in_block = i >= 0 and braces.kind(i) == BLOCK
+        if (in_block and not says_template) or braces.in_directive(s):
+            continue  # most names: a use in a body; a macro body is text to the parser
+        end = lexed.previous_code(s)
+        if says_template and data[max(0, end - 8) : end].endswith(b"template"):
+            return True
+        if in_block:
+            continue
         if i < 0:
             if data[end - 1 : end] in (b":", b",") and _INITIALIZES.match(data, s):
                 return True
-        elif braces.kind(i) == SCOPE and data[end - 1 : end] != b"=" and not _TYPE_USE.match(data, s):
+        elif data[end - 1 : end] != b"=" and not _TYPE_USE.match(data, s):
             return True
     return False
 

@@ -251,6 +251,39 @@ _WARP_DECLARATOR = re.compile(rb"(?i:warp|wave|lane)\w*[\s\\]*(?:/\*(?:[^*]|\*(?
 _MASK_OR_LANE = re.compile(r"mask|lane", re.I)
 
 
+_VALUE_END = re.compile(rb"[;,{}()]")
+_NAME_START = re.compile(rb"\w*\Z")
+_WORD = re.compile(rb"\w+")
+
+
+def _may_flag_declarator(ctx, m: re.Match) -> bool:
+    """Whether a _WARP_DECLARATOR match may be a declarator warp-size-constant-32 flags: its
+    value, read from the text up to where the initializer ends (`;`, `,` or `)` outside
+    parentheses, or any brace), may be a warp constant. A prefix of the initializer with a
+    name no constant resolves makes the whole one unknown too, unless `?:`, `&&` or `||` can
+    decide without that name."""
+    data = ctx.data
+    if ctx.lexed.in_comment_or_string(m.start()) or data[m.end() - 1] == 0x7B:  # `{`: a list
+        return False
+    depth, end = 0, len(data)
+    for d in _VALUE_END.finditer(data, m.end()):
+        c = data[d.start()]
+        if c == 0x28:  # (
+            depth += 1
+        elif c == 0x29 and depth > 0:  # )
+            depth -= 1
+        else:
+            end = d.start()
+            break
+    text = data[m.end() : end]
+    if b"?" in text or b"&&" in text or b"||" in text:
+        return True
+    head = _NAME_START.search(data, max(0, m.start() - 64), m.start())
+    name = (data[head.start() : m.start()] if head else b"") + _WORD.match(data, m.start()).group()
+    name = name.decode("latin-1")
+    return _warp_constant_name(name) and _warp_constant(name, sx.eval_int(ctx, text)) is not None
+
+
 def _warp_constant_name(name: str) -> bool:
     """Whether a constant of this name may be flagged at all (before its value is computed)."""
     return bool(_WARP_NAME.search(name) or _LANE_NAME.search(name))
@@ -305,8 +338,8 @@ def warp_size_constant_32(ctx):
         why = _warp_constant(name, sx.int_constants(ctx).get(name))
         if why:
             yield Hit(m.start, m.body_end, why, _WARP_FIX)
-    if not _WARP_DECLARATOR.search(ctx.data):
-        return  # no warp/lane-named declarator with a value: the tree is not needed
+    if not any(_may_flag_declarator(ctx, m) for m in _WARP_DECLARATOR.finditer(ctx.data)):
+        return  # no warp/lane-named declarator whose value may be flagged: no tree needed
     pairs = []
     for node in sx.nodes(ctx, "init_declarator"):
         pairs.append((node.child_by_field_name("declarator"), node.child_by_field_name("value")))
