@@ -14,7 +14,7 @@ import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from hipport import parallel, results
 from hipport.cache import Cache, open_cache
@@ -23,6 +23,9 @@ from hipport.emit import mirror_link, read_with_mode, unified_diff, write_atomic
 from hipport.errors import UsageError
 from hipport.files import InputFile, collect
 from hipport.results import FileResult, output_name
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
@@ -118,6 +121,8 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
             elif misses:
                 _fill(outcomes, misses, port_reads([r for _, r in misses]))
             queue.append((outcomes, misses, future))
+            # Hand out the batches that are done, in order; wait for the oldest when this
+            # process has read too far ahead of the workers.
             while queue and (len(queue) > AHEAD * workers or queue[0][2] is None or queue[0][2].done()):
                 yield from _done(queue.popleft(), on_done)
         while queue:
@@ -127,7 +132,7 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
             pool.shutdown(cancel_futures=True)
 
 
-def _start_pool(workers: int, settings: Settings):
+def _start_pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     import hipport.pipeline  # noqa: F401 - before the fork: the workers inherit it
 
     return parallel.pool(workers, settings)
@@ -240,9 +245,9 @@ def _finish(r: _Read, ported: bytes, record: dict) -> Outcome:
 def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:
     """The HIP release the tables resolve the settings to. Kept in the cache: loading the
     tables would cost a run served from the cache a tenth of a second."""
-    from hipport.loaders import tools
-
     def resolve() -> tuple[int, int]:
+        from hipport.loaders import tools
+
         return tools(settings)[0].target_hip
 
     if cache_root is None:
