@@ -29,10 +29,12 @@ def test_triggers_hide_no_finding(path: Path):
     assert with_triggers == analyze(context_for(data, path.name, kind, settings), untriggered)
 
 
-# Lexer-level pre-checks inside rules (module, function): each answers "may this be flagged?"
-# before the tree is asked. Forcing every one to "yes" must change no finding.
+# Lexer-level pre-checks inside rules: (module, function, the answer that makes the rule ask
+# the tree). Forcing every one to that answer must change no finding.
 PRE_CHECKS = [
-    ("hipport.rules.warp", "_may_flag_declarator"),
+    ("hipport.rules.warp", "_may_flag_declarator", True),
+    ("hipport.rules.shared_memory", "_may_request_over_64k", True),
+    ("hipport.rules.dynamic_parallelism", "all_certainly_host", False),
 ]
 
 
@@ -44,8 +46,9 @@ def test_pre_checks_hide_no_finding(path: Path, monkeypatch):
     kind = file_kind(path.name)
     settings = Settings()
     checked = analyze(context_for(data, path.name, kind, settings))
-    for module, name in PRE_CHECKS:
-        monkeypatch.setattr(importlib.import_module(module), name, lambda *args, **kwargs: True)
+    for module, name, ask_the_tree in PRE_CHECKS:
+        monkeypatch.setattr(importlib.import_module(module), name,
+                            lambda *args, answer=ask_the_tree, **kwargs: answer)
     assert checked == analyze(context_for(data, path.name, kind, settings))
 
 

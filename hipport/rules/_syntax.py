@@ -88,7 +88,7 @@ __all__ = [
     "hip_excluded", "host_pass_only", "in_device_code", "int_constants", "is_template_call", "live",
     "live_includes", "live_nodes", "macro_bodies", "memo", "nodes", "qualifier_macros", "relevant",
     "relevant_nodes", "SharedDecl", "shared_declarations", "text", "walk", "words_patterns",
-    "nodes_at", "calls_named", "nodes_named",
+    "nodes_at", "calls_named", "nodes_named", "occurrences", "LAUNCH_OPEN",
 ]
 
 
@@ -961,6 +961,11 @@ def in_device_code(ctx, offset: int) -> bool:
 # node at each hit is much cheaper than indexing every call or identifier of the file, and a
 # file without the names is never parsed.
 
+# tree-sitter-cuda's `<<<` token: three '<' with whitespace allowed between them (here any
+# byte that may belong to a Unicode space; the tree decides).
+LAUNCH_OPEN = re.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]*<")
+
+
 def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
     """Patterns that together match wherever one of `words` (str) starts. One per pair of
     leading characters, each opening with its words' common prefix: re scans for a leading
@@ -976,7 +981,7 @@ def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
     return tuple(patterns)
 
 
-def _occurrences(data: bytes, words, patterns):
+def occurrences(data: bytes, words, patterns):
     """(start, end) of every place where one of `words` starts (overlaps included), found
     with `patterns` (words_patterns(words)) or, for a few words, one by one."""
     for pattern in patterns or ():
@@ -995,10 +1000,10 @@ def _occurrences(data: bytes, words, patterns):
 
 
 def nodes_at(ctx, words, patterns=None):
-    """The smallest node around each place where one of `words` starts (see _occurrences);
+    """The smallest node around each place where one of `words` starts (see occurrences);
     the file is parsed only if there is one."""
     root = None
-    for start, end in _occurrences(ctx.data, words, patterns):
+    for start, end in occurrences(ctx.data, words, patterns):
         if root is None:
             root = ctx.tree.root_node
         yield root.descendant_for_byte_range(start, end)

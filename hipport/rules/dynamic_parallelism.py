@@ -10,6 +10,7 @@ import sys
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
+from hipport.rules._host_code import all_certainly_host
 
 # Device-side launch entry points of the CUDA device runtime (and runtime launch APIs that,
 # called from device code, are device-side launches).
@@ -106,22 +107,29 @@ def _compute_macros(ctx) -> dict[str, str]:
     return out
 
 
-# tree-sitter-cuda's `<<<` token: three '<' with whitespace allowed between them (here any
-# byte that may belong to a Unicode space; the tree decides).
-_LAUNCH_OPEN = re.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]*<")
-
-
 def _kernel_launches(ctx) -> list:
     """Calls with a `<<<...>>>` (a kernel_call_syntax child), found from the `<<<` tokens in
     the text rather than from an index of the whole tree."""
     found = {}
-    for node in sx.nodes_at(ctx, (), (_LAUNCH_OPEN,)):
+    for node in sx.nodes_at(ctx, (), (sx.LAUNCH_OPEN,)):
         while node is not None and node.type != "kernel_call_syntax":
             node = node.parent
         call = node.parent if node is not None else None
         if call is not None and call.type == "call_expression":
             found[call.id] = call
     return list(found.values())
+
+
+def _all_host(ctx, *groups) -> bool:
+    """Whether every place where a group's words (str) or pattern matches, in code, is
+    certainly host code: then no candidate call of the group is in device code, and the rule
+    needs no tree."""
+    lexed = ctx.lexed
+    offsets = []
+    for words, patterns in groups:
+        offsets += [at for at, _ in sx.occurrences(ctx.data, words, patterns)
+                    if not lexed.in_comment_or_string(at)]
+    return all_certainly_host(ctx, offsets)
 
 
 def _launch_candidates(ctx, macros: dict[str, str]) -> list:
@@ -272,6 +280,9 @@ def device_side_kernel_launch(ctx):
     child's index space, or a `__device__` function).
     """
     macros = _macros_expanding_to(ctx)
+    launch_macros = {m for m, what in macros.items() if what == "launch"}
+    if _all_host(ctx, ((), (sx.LAUNCH_OPEN,)), (LAUNCH_APIS, _LAUNCH_WORDS), (launch_macros, None)):
+        return
     for call in _device_calls(ctx, _launch_candidates(ctx, macros)):
         fn = call.child_by_field_name("function")
         launch = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
@@ -327,6 +338,8 @@ def device_runtime_api_call(ctx):
         return  # neither a runtime call nor a macro expanding to one (its body would name it)
     macros = _macros_expanding_to(ctx)
     runtime_macros = {m for m, what in macros.items() if what in RUNTIME_APIS}
+    if _all_host(ctx, (RUNTIME_APIS, _RUNTIME_WORDS), (runtime_macros, None)):
+        return
     calls = _merged(sx.calls_named(ctx, RUNTIME_APIS, _RUNTIME_WORDS), sx.calls_named(ctx, runtime_macros))
     for call in _device_calls(ctx, calls):
         name = sx.call_name(call)

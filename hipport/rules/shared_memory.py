@@ -3,7 +3,7 @@ GPUs (MI300 and earlier CDNA, RDNA); gfx950 (MI350 series) has 160 KiB."""
 
 from __future__ import annotations
 
-
+from hipport.rewrite.calls import split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -169,6 +169,8 @@ def launch_dynamic_shared_memory(ctx):
     Fix:
     Compute the request from smaller tiles, bounded by hipDeviceProp_t::sharedMemPerBlock.
     """
+    if not _may_request_over_64k(ctx):
+        return
     for launch in sx.nodes(ctx, "kernel_call_syntax"):
         args = [c for c in launch.named_children if c.type != "comment"]
         if len(args) < 3:
@@ -178,3 +180,25 @@ def launch_dynamic_shared_memory(ctx):
             yield Hit(launch.start_byte, launch.end_byte,
                       f"launch requests {_kib(value)} of dynamic shared memory: more than the "
                       "64 KiB of LDS per workgroup on most AMD GPUs", _FIX_DYNAMIC)
+
+
+def _may_request_over_64k(ctx) -> bool:
+    """Whether a launch may request more than 64 KiB, read from the text before the tree is
+    asked: its third configuration argument is a constant over the limit, or the launch is
+    spelled in a way the text alone does not split (`< < <`, unbalanced brackets)."""
+    data, lexed = ctx.data, ctx.lexed
+    for m in sx.LAUNCH_OPEN.finditer(data):
+        if lexed.in_comment_or_string(m.start()):
+            continue
+        if m.group() != b"<<<":
+            return True
+        cfg = split_top_level(data, m.end(), b">>>")
+        if cfg is None:
+            return True
+        commas, close = cfg
+        if len(commas) < 2:
+            continue
+        value = sx.eval_int(ctx, data[commas[1] + 1 : commas[2] if len(commas) > 2 else close].strip())
+        if value is not None and value > LDS_LIMIT:
+            return True
+    return False

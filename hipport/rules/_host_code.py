@@ -1,0 +1,183 @@
+"""Host code told from the lexer: whether an offset is certainly outside device code, by the
+same criteria as _syntax.device_functions, without a parse.
+
+Most kernel launches and runtime calls sit in plain host functions. Where the brace structure
+(parse.braces) shows every function and lambda around an offset, and each one's head has no
+word that may mean __device__/__global__, no declaration of its name has one, and it is `main`,
+never called in the file, or called from code that is itself certainly host code, the offset
+is host code and the rules asking need no tree. Anything else (a head the lexer cannot read,
+unpaired braces, a brace pair it cannot name) is "can't tell": the rule asks the tree.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hipport.parse.braces import BLOCK, LINKAGE
+from hipport.rules import _syntax as sx
+
+_DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
+_MAX_CALLERS_DEPTH = 2  # as far up the callers as dynamic_parallelism._plainly_host looks
+_CONTROL = frozenset({b"if", b"for", b"while", b"switch", b"catch"})
+_STATEMENT_KEYWORDS = frozenset({b"else", b"do"})  # not `try`: `f() try {` is a function body
+# Words before `(` that are not the function's name.
+_NOT_A_NAME = frozenset({b"noexcept", b"throw", b"decltype", b"alignas", b"__attribute__",
+                         b"__declspec", b"requires", b"__launch_bounds__", b"sizeof", b"return"})
+_SCOPE_HEAD = re.compile(rb"\b(?:namespace|class|struct|union)\b[^;{}()]*\Z")
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+_WORD_BEFORE = re.compile(rb"([A-Za-z_]\w*)[ \t\r\n]*\Z")
+_TRAILING = re.compile(rb"(?:[ \t\r\n]*\b(?:const|volatile|override|final|noexcept|mutable)\b)+[ \t\r\n]*\Z")
+
+
+def all_certainly_host(ctx, offsets) -> bool:
+    """Whether every one of `offsets` is certainly host code (see certainly_host)."""
+    return all(certainly_host(ctx, at) for at in offsets)
+
+
+def certainly_host(ctx, offset: int, depth: int = 0) -> bool:
+    """True: `offset` is certainly not in device code (sx.in_device_code would say False);
+    False: can't tell."""
+    braces = ctx.lexed.braces
+    if not braces.balanced:
+        return False
+    verdicts = sx.memo(ctx, "host_code_verdicts", lambda _: {})
+    i = braces.innermost(offset)
+    while i >= 0:
+        key = (i, depth)
+        plain = verdicts.get(key)
+        if plain is None:
+            plain = verdicts[key] = _plain_brace(ctx, i, depth)
+        if not plain:
+            return False
+        i = braces.parents[i]
+    return True
+
+
+def _plain_brace(ctx, i: int, depth: int) -> bool:
+    """Whether brace pair `i` is certainly not the body of a device function or lambda: a
+    statement block, a namespace/class body, `extern "C"`, or a plain host function's body."""
+    braces, data = ctx.lexed.braces, ctx.data
+    kind = braces.kind(i)
+    open_at = braces.opens[i]
+    end = braces.code_before(open_at)
+    if kind == LINKAGE:
+        return True
+    if kind != BLOCK:
+        # a namespace or class body, if its head says so; anything else may be a function
+        return _SCOPE_HEAD.search(data, max(0, end - 256), end) is not None
+    before = data[end - 1 : end]
+    if before in (b";", b"{", b"}", b":"):
+        return True  # a statement block (kind() saw its parent is a block)
+    word = _WORD_BEFORE.search(data, max(0, end - 16), end)
+    if word is not None and word.group(1) in _STATEMENT_KEYWORDS:
+        return True
+    if before == b"]":
+        return _plain_lambda(ctx, end - 1, open_at)
+    trailing = _TRAILING.search(data, max(0, end - 64), end)
+    close = (trailing.start() if trailing else end) - 1
+    if data[close : close + 1] != b")":
+        return False  # an initializer, an enumerator list, or a head not read here
+    paren = _open_paren(ctx, close)
+    if paren is None:
+        return False
+    stop = braces.code_before(paren)
+    if data[stop - 1 : stop] == b"]":
+        return _plain_lambda(ctx, stop - 1, open_at)
+    word = _WORD_BEFORE.search(data, max(0, stop - 64), stop)
+    if word is None or word.group(1) in _NOT_A_NAME:
+        return False  # `operator()(...)`, a function pointer's head, a template's `>`, ...
+    if word.group(1) in _CONTROL:
+        return True
+    name_start = word.start(1)
+    if data[max(0, name_start - 2) : name_start] in (b"::", b"->") or data[name_start - 1 : name_start] in (b".", b"~"):
+        return False  # qualified, or a destructor: sx.device_functions names it otherwise
+    return _plain_function(ctx, word.group(1), _head_start(ctx, name_start), word.end(1), i, depth)
+
+
+def _plain_lambda(ctx, close_bracket: int, open_at: int) -> bool:
+    start = _open_bracket(ctx, close_bracket)
+    return start is not None and not _may_name_device(ctx, start, open_at)
+
+
+def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, depth: int) -> bool:
+    """The name itself counts as a head word: before a lambda's `(`, `__device__` stands where
+    a function's name would."""
+    if _may_name_device(ctx, head_start, name_end):
+        return False
+    braces, data = ctx.lexed.braces, ctx.data
+    body_end = braces.closes[i]
+    # Every other occurrence, comments included: more than the tree's calls and declarations.
+    uses = [m.start() for m in re.finditer(rb"\b" + re.escape(name) + rb"\b", data)
+            if not head_start <= m.start() <= body_end]
+    if any(_may_name_device(ctx, _head_start(ctx, at), at) for at in uses):
+        return False  # a prototype or member declaration of the name may say __device__
+    if name == b"main":
+        return True
+    if depth >= _MAX_CALLERS_DEPTH:
+        return False
+    return not uses or any(_is_call(ctx, at, name) and sx.live(ctx, at)
+                           and (sx.host_pass_only(ctx, at) or certainly_host(ctx, at, depth + 1))
+                           for at in uses)
+
+
+def _is_call(ctx, at: int, name: bytes) -> bool:
+    """Whether the name at `at` is certainly the callee of a call in a function body (not a
+    declaration, not a member or qualified name): `(` follows, and what precedes is no word,
+    `.`, `->` or `::`."""
+    data, braces = ctx.data, ctx.lexed.braces
+    i = braces.innermost(at)
+    if i < 0 or braces.kind(i) != BLOCK or not ctx.in_code(at):
+        return False
+    after = at + len(name)
+    while data[after : after + 1] in (b" ", b"\t"):
+        after += 1
+    if data[after : after + 1] != b"(":
+        return False
+    end = ctx.lexed.previous_code(at)
+    before = data[end - 1 : end]
+    return not (before.isalnum() or before in (b"_", b".", b">", b":", b"~", b"&", b"*"))
+
+
+def _head_start(ctx, offset: int) -> int:
+    """Just past the last `;`, `{` or `}` in code before `offset`: where the declaration or
+    statement holding `offset` starts, at the latest."""
+    data = ctx.data
+    at = offset
+    while True:
+        at = max(data.rfind(b";", 0, at), data.rfind(b"{", 0, at), data.rfind(b"}", 0, at))
+        if at < 0 or (ctx.in_code(at) and not ctx.lexed.braces.in_directive(at)):
+            return at + 1
+
+
+def _may_name_device(ctx, start: int, end: int) -> bool:
+    """Whether a word in data[start:end] (comments too: more than the tree reads) may expand to
+    __device__ or __global__."""
+    table = sx.qualifier_macros(ctx)
+    for m in _WORD.finditer(ctx.data, start, end):
+        spaces = table.get(m.group())
+        if spaces and spaces & _DEVICE_SPACES:
+            return True
+    return False
+
+
+def _open_paren(ctx, close: int) -> int | None:
+    return _match_back(ctx, close, b"(", b")")
+
+
+def _open_bracket(ctx, close: int) -> int | None:
+    return _match_back(ctx, close, b"[", b"]")
+
+
+def _match_back(ctx, close: int, opener: bytes, closer: bytes) -> int | None:
+    """Offset of the `opener` matching `closer` at `close`, in code, at most 4 KiB back."""
+    data, depth, at = ctx.data, 0, close + 1
+    floor = max(0, close - 4096)
+    while True:
+        at = max(data.rfind(opener, floor, at), data.rfind(closer, floor, at))
+        if at < 0:
+            return None
+        if not ctx.in_code(at):
+            continue
+        depth += 1 if data[at : at + 1] == closer else -1
+        if depth == 0:
+            return at

@@ -1,0 +1,66 @@
+"""rules._host_code: host code told from the lexer, never claiming what the tree denies."""
+
+from pathlib import Path
+
+import pytest
+
+from hipport.analysis import context_for
+from hipport.config import Settings
+from hipport.files import file_kind
+from hipport.rules import _syntax as sx
+from hipport.rules._host_code import certainly_host
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def host_at_mark(text: bytes) -> bool:
+    ctx = context_for(text, "t.cu", "cuda", Settings())
+    return certainly_host(ctx, text.index(b"MARK"))
+
+
+@pytest.mark.parametrize("text", [
+    b"__global__ void k(int* p) {}\nint main() { k<<<1, 1>>>(0); MARK; }",
+    b"__global__ void k() {}\nvoid launch() { k<<<1, 1>>>(); MARK; }",  # never called here
+    b"__global__ void k() {}\nvoid run() { MARK; }\nint main() { run(); }",
+    b"void run() { if (1) { for (;;) { MARK; } } }",
+    b"namespace n { void g() const { MARK; } }",
+    b"extern \"C\" { void h() { MARK; } }",
+    b"void f() { auto l = [&](int i) { MARK; }; }",
+])
+def test_certainly_host(text):
+    assert host_at_mark(text)
+
+
+@pytest.mark.parametrize("text", [
+    b"__global__ void k() { MARK; }",
+    b"__host__ __device__ int f() { MARK; return 0; }",
+    b"#define DEV __device__\nDEV void f() { MARK; }",
+    b"void helper() { MARK; }\n__global__ void k() { helper(); }",  # only called from device code
+    b"__device__ void helper();\nvoid helper() { MARK; }",  # declared __device__ elsewhere
+    b"void f() { auto l = [=] __device__ (int i) { MARK; }; }",
+    b"void f() {\n#if A\n{\n#endif\n MARK; }",  # braces that do not pair up
+    b"int g() try { MARK; return 0; } catch (...) { return 1; }",
+    b"auto f() -> int { MARK; return 0; }",  # a head this pre-check does not read
+])
+def test_not_certainly_host(text):
+    assert not host_at_mark(text)
+
+
+def _c_sources():
+    for folder in ("fixtures", "examples"):
+        for p in sorted((ROOT / folder).rglob("*")):
+            if p.is_file() and file_kind(p.name) in ("cuda", "cpp") and "broken" not in p.parts:
+                yield p
+
+
+def test_certainly_host_is_never_device_code_by_the_tree():
+    """At every candidate name and launch of every fixture and example: where the lexer says
+    host code, the tree's device-function index agrees."""
+    wrong = []
+    for p in _c_sources():
+        data = p.read_bytes()
+        ctx = context_for(data, p.name, file_kind(p.name), Settings())
+        for at in [t.start for t in ctx.lexed.identifiers] + ctx.lexed.find_launches():
+            if certainly_host(ctx, at) and sx.in_device_code(ctx, at):
+                wrong.append(f"{p.relative_to(ROOT)}:{at}")
+    assert not wrong
