@@ -34,6 +34,8 @@ def test_triggers_hide_no_finding(path: Path):
 PRE_CHECKS = [
     ("hipport.rules.warp", "_may_flag_declarator", True),
     ("hipport.rules.shared_memory", "_may_request_over_64k", True),
+    ("hipport.rules.shared_memory", "_may_exceed_64k", True),
+    ("hipport.rules.warp", "_may_be_warp_sized", True),
     ("hipport.rules.dynamic_parallelism", "all_certainly_host", False),
 ]
 

@@ -81,6 +81,7 @@ from typing import Callable, Iterable
 import tree_sitter
 
 from hipport.parse import tree as ts
+from hipport.rewrite.calls import split_top_level
 
 __all__ = [
     "DeviceFunction", "MacroDef", "TYPE_SIZES", "call_args", "call_name", "call_qualified_name",
@@ -89,6 +90,7 @@ __all__ = [
     "live_includes", "live_nodes", "macro_bodies", "memo", "nodes", "qualifier_macros", "relevant",
     "relevant_nodes", "SharedDecl", "shared_declarations", "text", "walk", "words_patterns",
     "nodes_at", "calls_named", "nodes_named", "occurrences", "LAUNCH_OPEN",
+    "shared_declarator_texts",
 ]
 
 
@@ -1205,3 +1207,42 @@ def _shared_declarations(ctx) -> list[SharedDecl]:
 
 def shared_declarations(ctx) -> list[SharedDecl]:
     return memo(ctx, "shared_declarations", _shared_declarations)
+
+
+# For pre-checks that spare the tree: each `__shared__` declaration as text, split into its
+# declarators, each with its array dimensions' texts.
+_SHARED_WORD = re.compile(rb"\b__shared__\b")
+_DIMENSION = re.compile(rb"\[([^\[\]]*)\]")
+
+
+def shared_declarator_texts(ctx) -> list[list[bytes]] | None:
+    """Per declarator of every `__shared__` declaration in code (the text from `__shared__`
+    to its `;`, split at commas outside brackets), the texts of its `[...]` dimensions. None
+    when the text cannot be read so (no `;`, or brackets inside a dimension)."""
+    return memo(ctx, "shared_declarator_texts", _shared_declarator_texts)
+
+
+def _shared_declarator_texts(ctx) -> list[list[bytes]] | None:
+    data, lexed = ctx.data, ctx.lexed
+    out = []
+    for m in _SHARED_WORD.finditer(data):
+        if lexed.in_comment_or_string(m.start()):
+            continue
+        end = data.find(b";", m.end())
+        while end >= 0 and lexed.in_comment_or_string(end):
+            end = data.find(b";", end + 1)
+        if end < 0:
+            return None
+        cfg = split_top_level(data[m.end() : end] + b")", 0)
+        if cfg is None:
+            return None
+        cuts = [m.end() + c for c in cfg[0]] + [end]
+        start = m.end()
+        for cut in cuts:
+            text = data[start:cut]
+            dims = _DIMENSION.findall(text)
+            if text.count(b"[") != len(dims):
+                return None
+            out.append(dims)
+            start = cut + 1
+    return out

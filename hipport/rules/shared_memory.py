@@ -36,6 +36,29 @@ def _array_bytes(ctx, shared: sx.SharedDecl) -> int | None:
     return size
 
 
+_LARGEST_ELEMENT = max(sx.TYPE_SIZES.values())
+
+
+def _may_exceed_64k(ctx) -> bool:
+    """Whether the file's static shared arrays may add up to more than 64 KiB, read from the
+    text before the tree is asked: every declarator counted at the largest element size, an
+    array with a dimension that is not constant not at all (as _array_bytes does)."""
+    declarators = sx.shared_declarator_texts(ctx)
+    if declarators is None:
+        return True
+    total = 0
+    for dims in declarators:
+        size = _LARGEST_ELEMENT
+        for dim in dims:
+            n = sx.eval_int(ctx, dim)
+            if n is None or n < 0:
+                size = 0
+                break
+            size *= n
+        total += size
+    return total > LDS_LIMIT
+
+
 def _identifiers_in(ctx, start: int, end: int) -> set[str]:
     return {sx.text(n) for n in sx.nodes(ctx, "identifier") if start <= n.start_byte < end}
 
@@ -67,6 +90,8 @@ def static_shared_memory_over_64k(ctx):
     Reduce the tile sizes or pipeline stages so a block fits in 64 KiB (or select sizes per
     target), keep some data in registers, or query hipDeviceProp_t::sharedMemPerBlock.
     """
+    if not _may_exceed_64k(ctx):
+        return
     shared = [s for s in sx.shared_declarations(ctx) if sx.relevant(ctx, s.decl.start_byte)]
     sizes = {s.name_start: _array_bytes(ctx, s) for s in shared}
     if sum(n for n in sizes.values() if n is not None) <= LDS_LIMIT:

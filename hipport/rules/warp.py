@@ -416,6 +416,14 @@ def _warp_indexed(ctx, name: str, start: int, end: int) -> str | None:
     return None
 
 
+def _may_be_warp_sized(ctx) -> bool:
+    """Whether a shared array may be flagged, read from the text before the tree is asked: a
+    dimension divides or shifts (`N / 32`, `N >> 5`), or one evaluates to 32."""
+    declarators = sx.shared_declarator_texts(ctx)
+    return declarators is None or any(
+        b"/" in dim or b">>" in dim or sx.eval_int(ctx, dim) == 32 for dims in declarators for dim in dims)
+
+
 def _per_warp_dimension(ctx, dims) -> str | None:
     """Why one of the array's dimensions is `N / 32` or `N >> 5` (one slot per warp), if one is."""
     for size in dims:
@@ -452,6 +460,8 @@ def warp_sized_shared_array(ctx):
     Size per-warp arrays with the largest wavefront (64) or `blockDim.x / warpSize` rounded up
     to a compile-time maximum, and index them with `warpSize`-based lane/warp ids.
     """
+    if not _may_be_warp_sized(ctx):
+        return
     for shared in sx.shared_declarations(ctx):
         decl, name, dims = shared.decl, shared.name, shared.dims
         if not dims:
