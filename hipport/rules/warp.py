@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from hipport.rewrite.calls import split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -631,6 +632,43 @@ def _may_name_mask(data: bytes) -> bool:
     return not data.isascii() or _contains_any(data, b"mask")
 
 
+_SYNC_NAME = re.compile(rb"__\w*_sync\b")
+_IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+_NUMBER = re.compile(rb"\.?[0-9][0-9A-Za-z_.']*")
+
+
+def _sync_first_args(ctx) -> list[bytes] | None:
+    """The first argument's text of every `__*_sync(...)` call in relevant code, as
+    full-warp-mask-32-bit's tree walk would see them; None where the text does not show the
+    calls plainly (a template call, unbalanced brackets, a comment in the argument)."""
+    data, lexed = ctx.data, ctx.lexed
+    out = []
+    for m in _SYNC_NAME.finditer(data):
+        at = m.start()
+        if not _is_sync_call(m.group().decode()) or lexed.in_comment_or_string(at) \
+                or lexed.braces.in_directive(at) or not sx.relevant(ctx, at):
+            continue
+        open_at = m.end()
+        while data[open_at : open_at + 1] in (b" ", b"\t"):
+            open_at += 1
+        if data[open_at : open_at + 1] != b"(":
+            return None
+        cfg = split_top_level(data, open_at + 1)
+        if cfg is None:
+            return None
+        text = data[open_at + 1 : cfg[0][0] if cfg[0] else cfg[1]].strip()
+        if b"/" in text:
+            return None
+        out.append(text)
+    return out
+
+
+def _may_be_full32(ctx, text: bytes) -> bool:
+    """Whether a mask argument's text may be what _full32 reports: a `~` or `-`, or a number
+    worth 0xffffffff."""
+    return b"~" in text or b"-" in text or any(sx.eval_int(ctx, n) == _FULL32 for n in _NUMBER.findall(text))
+
+
 def _is_sync_call(name: str) -> bool:
     return name.startswith("__") and name.endswith("_sync") and name not in ("__syncthreads",)
 
@@ -663,7 +701,13 @@ def full_warp_mask_32_bit(ctx):
     """
     data = ctx.data
     flagged_names = set()
-    calls = sx.nodes(ctx, "call_expression") if _may_call_sync(data) else ()  # else no tree
+    calls = ()
+    if _may_call_sync(data):
+        first_args = _sync_first_args(ctx)
+        if first_args is None or any(_may_be_full32(ctx, text) for text in first_args):
+            calls = sx.nodes(ctx, "call_expression")
+        else:  # the text tells which masks are names, and that none is a literal to report
+            flagged_names = {text.decode() for text in first_args if _IDENTIFIER.fullmatch(text)}
     for call in calls:
         name = sx.call_name(call)
         if not _is_sync_call(name) or not sx.relevant(ctx, call.start_byte):
