@@ -38,6 +38,7 @@ PRE_CHECKS = [
     ("hipport.rules.warp", "_may_be_warp_sized", True),
     ("hipport.rules.warp", "_sync_first_args", None),
     ("hipport.rules.dynamic_parallelism", "all_certainly_host", False),
+    ("hipport.rules._host_code", "certainly_host", False),
 ]
 
 

@@ -955,6 +955,11 @@ def device_function_at(ctx, offset: int) -> DeviceFunction | None:
 
 
 def in_device_code(ctx, offset: int) -> bool:
+    # The lexer settles most offsets (plain host functions) without the tree's index.
+    from hipport.rules._host_code import certainly_host  # noqa: PLC0415 - it builds on this module
+
+    if certainly_host(ctx, offset):
+        return False
     return device_function_at(ctx, offset) is not None and not host_pass_only(ctx, offset)
 
 
