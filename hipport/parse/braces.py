@@ -18,7 +18,7 @@ from hipport.parse.lexer import Lexed
 BLOCK, LINKAGE, SCOPE = "block", "linkage", "scope"
 
 _BRACE = re.compile(rb"[{}]")
-_WORD_BEFORE = re.compile(rb"(\w+)[ \t\r\n]*\Z")
+_WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 # Before `{`: a keyword that opens a statement block.
 _BLOCK_KEYWORDS = frozenset({b"else", b"do", b"try"})
 # Between a function's `)` and its body.
@@ -26,7 +26,7 @@ _TRAILING_QUALIFIERS = frozenset({b"const", b"volatile", b"override", b"final", 
                                   b"mutable"})
 _LINKAGE = re.compile(rb"\bextern[ \t\r\n]*\"[^\"\n]*\"\Z")
 # `enum {`, `enum class E : int {`: the head back to the last `;`, `{` or `}` names enum.
-_ENUM_HEAD = re.compile(rb"\benum\b[^;{}]*\Z")
+_ENUM = re.compile(rb"\benum\b")
 # `name(...) {` is a function body or a control statement, unless `name(...)` is an attribute
 # or a type computation that may sit in a class head (`struct __align__(16) {`).
 _NOT_A_CALLEE = frozenset({b"__align__", b"__attribute__", b"alignas", b"__declspec", b"decltype",
@@ -92,10 +92,10 @@ class Braces:
         end = self.code_before(self.opens[i])
         before = data[end - 1 : end]
         while before.isalnum() or before == b"_":  # `) const {`, `) override {`
-            m = _WORD_BEFORE.search(data, max(0, end - 64), end)
-            if m is None or m.group(1) not in _TRAILING_QUALIFIERS:
+            at, word = word_before(data, end)
+            if word not in _TRAILING_QUALIFIERS:
                 break
-            end = self.code_before(m.start(1))
+            end = self.code_before(at)
             before = data[end - 1 : end]
         if before in (b"=", b"]"):
             return BLOCK  # an initializer, a lambda without parameters
@@ -111,12 +111,12 @@ class Braces:
             stop = self.code_before(start)
             if data[stop - 1 : stop] in (b"]", b">", b")"):
                 return BLOCK  # a lambda, a template function, a function pointer's own head
-            m = _WORD_BEFORE.search(data, max(0, stop - 64), stop)
-            return BLOCK if m is not None and m.group(1) not in _NOT_A_CALLEE else SCOPE
-        m = _WORD_BEFORE.search(data, max(0, end - 8), end)
-        if m is not None and m.group(1) in _BLOCK_KEYWORDS:
+            word = word_before(data, stop)[1]
+            return BLOCK if word and word not in _NOT_A_CALLEE else SCOPE
+        if word_before(data, end, 8)[1] in _BLOCK_KEYWORDS:
             return BLOCK
-        return BLOCK if _ENUM_HEAD.search(data, max(0, end - 160), end) else SCOPE
+        head = tail_after(data, end, 160, b";{}")
+        return BLOCK if b"enum" in head and _ENUM.search(head) else SCOPE
 
     def code_before(self, offset: int) -> int:
         """End of the last code byte before `offset`, stepping over comments and directive
@@ -126,6 +126,21 @@ class Braces:
             i = bisect.bisect_right(self._line_starts, end - 1) - 1
             end = self._lexed.previous_code(self._lines[i][0])
         return end
+
+
+def word_before(data: bytes, end: int, span: int = 64) -> tuple[int, bytes]:
+    """The word (`\\w+`) ending at `end` once spaces before `end` are skipped, and its start;
+    b"" when none. Looks back `span` bytes at most."""
+    start = max(0, end - span)
+    seg = data[start:end].rstrip(b" \t\r\n")
+    word = seg[len(seg.rstrip(_WORD_BYTES)):]
+    return start + len(seg) - len(word), word
+
+
+def tail_after(data: bytes, end: int, span: int, stops: bytes) -> bytes:
+    """The text before `end` (at most `span` bytes) after the last of the `stops` bytes."""
+    seg = data[max(0, end - span) : end]
+    return seg[max(seg.rfind(c) for c in stops) + 1 :]
 
 
 def _logical_end(data: bytes, end: int) -> int:

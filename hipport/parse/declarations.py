@@ -15,7 +15,7 @@ _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_sp
 # Nodes whose `declarator` field, when a plain identifier, declares that name.
 _DECLARATORS = frozenset({"function_declarator", "init_declarator", "declaration"})
 # A file that opens no namespace or class declares no member or scoped name.
-_SCOPE_WORD = re.compile(rb"\b(?:namespace|struct|class|union)\b")
+_SCOPE_WORDS = (b"namespace", b"struct", b"class", b"union")
 
 
 def might_declare(lexed: Lexed, starts: list[int]) -> bool:
@@ -26,7 +26,7 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
     `offsetof(...)`, or, at file scope, in a constructor's initializer list (`: name(...)`,
     `, name(...)`)."""
     data = lexed.data
-    if not starts or not _SCOPE_WORD.search(data):
+    if not starts or not any(w in data for w in _SCOPE_WORDS):
         return False
     braces = lexed.braces
     if not braces.balanced or b"offsetof" in data:

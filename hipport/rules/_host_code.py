@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from hipport.parse.braces import BLOCK, LINKAGE
+from hipport.parse.braces import BLOCK, LINKAGE, tail_after, word_before
 from hipport.rules import _syntax as sx
 
 _DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
@@ -23,10 +23,10 @@ _STATEMENT_KEYWORDS = frozenset({b"else", b"do"})  # not `try`: `f() try {` is a
 # Words before `(` that are not the function's name.
 _NOT_A_NAME = frozenset({b"noexcept", b"throw", b"decltype", b"alignas", b"__attribute__",
                          b"__declspec", b"requires", b"__launch_bounds__", b"sizeof", b"return"})
-_SCOPE_HEAD = re.compile(rb"\b(?:namespace|class|struct|union)\b[^;{}()]*\Z")
+# A namespace or class head: the keyword after the last `;`, `{`, `}`, `(` or `)`.
+_SCOPE_WORD = re.compile(rb"\b(?:namespace|class|struct|union)\b")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
-_WORD_BEFORE = re.compile(rb"([A-Za-z_]\w*)[ \t\r\n]*\Z")
-_TRAILING = re.compile(rb"(?:[ \t\r\n]*\b(?:const|volatile|override|final|noexcept|mutable)\b)+[ \t\r\n]*\Z")
+_TRAILING = frozenset({b"const", b"volatile", b"override", b"final", b"noexcept", b"mutable"})
 
 
 def all_certainly_host(ctx, offsets) -> bool:
@@ -64,17 +64,21 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
         return True
     if kind != BLOCK:
         # a namespace or class body, if its head says so; anything else may be a function
-        return _SCOPE_HEAD.search(data, max(0, end - 256), end) is not None
+        return _SCOPE_WORD.search(tail_after(data, end, 256, b";{}()")) is not None
     before = data[end - 1 : end]
     if before in (b";", b"{", b"}", b":"):
         return True  # a statement block (kind() saw its parent is a block)
-    word = _WORD_BEFORE.search(data, max(0, end - 16), end)
-    if word is not None and word.group(1) in _STATEMENT_KEYWORDS:
+    if word_before(data, end, 16)[1] in _STATEMENT_KEYWORDS:
         return True
     if before == b"]":
         return _plain_lambda(ctx, end - 1, open_at)
-    trailing = _TRAILING.search(data, max(0, end - 64), end)
-    close = (trailing.start() if trailing else end) - 1
+    close = end
+    while True:  # past `const`, `override`, ... to the `)`
+        at, word = word_before(data, close)
+        if word not in _TRAILING:
+            break
+        close = at
+    close = word_before(data, close)[0] - 1  # the last byte before the spaces (no word there)
     if data[close : close + 1] != b")":
         return False  # an initializer, an enumerator list, or a head not read here
     paren = _open_paren(ctx, close)
@@ -83,15 +87,14 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     stop = braces.code_before(paren)
     if data[stop - 1 : stop] == b"]":
         return _plain_lambda(ctx, stop - 1, open_at)
-    word = _WORD_BEFORE.search(data, max(0, stop - 64), stop)
-    if word is None or word.group(1) in _NOT_A_NAME:
+    name_start, name = word_before(data, stop)
+    if not name or name in _NOT_A_NAME:
         return False  # `operator()(...)`, a function pointer's head, a template's `>`, ...
-    if word.group(1) in _CONTROL:
+    if name in _CONTROL:
         return True
-    name_start = word.start(1)
     if data[max(0, name_start - 2) : name_start] in (b"::", b"->") or data[name_start - 1 : name_start] in (b".", b"~"):
         return False  # qualified, or a destructor: sx.device_functions names it otherwise
-    return _plain_function(ctx, word.group(1), _head_start(ctx, name_start), word.end(1), i, depth)
+    return _plain_function(ctx, name, _head_start(ctx, name_start), name_start + len(name), i, depth)
 
 
 def _plain_lambda(ctx, close_bracket: int, open_at: int) -> bool:
