@@ -17,7 +17,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 # Device-code markers: nvcc includes cuda_runtime.h implicitly where these appear; hipcc does not.
 DEVICE_MARKERS = frozenset(
@@ -29,8 +29,7 @@ _NUMBER = rb"\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z])|[eEpP][+-])*"
 _STRING_PREFIX = rb"(?:u8|[uUL])?"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):  # a tuple: the lexer makes hundreds of thousands
     start: int
     end: int
     text: bytes
