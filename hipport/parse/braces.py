@@ -40,8 +40,8 @@ class Braces:
         self._lexed = lexed
         data = lexed.data
         skip = lexed.in_comment_or_string
-        self._lines = lines = [(d.start, _logical_end(data, d.end)) for d in lexed.directives]
-        self._line_starts = line_starts = [s for s, _ in lines]
+        self._line_starts = [d.start for d in lexed.directives]
+        self._line_ends = lexed.directive_ends
         self.opens: list[int] = []
         self.closes: list[int] = []
         self.parents: list[int] = []
@@ -68,7 +68,7 @@ class Braces:
     def in_directive(self, offset: int) -> bool:
         """Whether `offset` is on a directive line (a macro body, an #if condition, ...)."""
         i = bisect.bisect_right(self._line_starts, offset) - 1
-        return i >= 0 and offset <= self._lines[i][1]
+        return i >= 0 and offset <= self._line_ends[i]
 
     def innermost(self, offset: int) -> int:
         """Index of the innermost brace pair holding `offset`; -1 at file scope."""
@@ -124,7 +124,7 @@ class Braces:
         end = self._lexed.previous_code(offset)
         while end > 0 and self.in_directive(end - 1):
             i = bisect.bisect_right(self._line_starts, end - 1) - 1
-            end = self._lexed.previous_code(self._lines[i][0])
+            end = self._lexed.previous_code(self._line_starts[i])
         return end
 
 
@@ -141,18 +141,6 @@ def tail_after(data: bytes, end: int, span: int, stops: bytes) -> bytes:
     """The text before `end` (at most `span` bytes) after the last of the `stops` bytes."""
     seg = data[max(0, end - span) : end]
     return seg[max(seg.rfind(c) for c in stops) + 1 :]
-
-
-def _logical_end(data: bytes, end: int) -> int:
-    """End of a directive whose first line ends at `end`, through backslash continuations."""
-    while data[end - 1 : end] == b"\\":
-        nl = data.find(b"\n", end)
-        end = data.find(b"\n", nl + 1) if nl >= 0 else -1
-        if end < 0:
-            return len(data)
-        if data[end - 1 : end] == b"\r":
-            end -= 1
-    return end
 
 
 def _open_paren(lexed: Lexed, close: int) -> int | None:

@@ -65,6 +65,13 @@ class Lexed:
     _skip_ends: list[int] = field(default_factory=list, repr=False)
 
     @cached_property
+    def directive_ends(self) -> list[int]:
+        """Where each directive ends, through backslash continuations (most have none)."""
+        data = self.data
+        return [d.end if data[d.end - 1 : d.end] != b"\\" else logical_end(data, d.start)
+                for d in self.directives]
+
+    @cached_property
     def braces(self):
         """The brace structure (parse.braces.Braces), built on first use."""
         from hipport.parse.braces import Braces  # noqa: PLC0415 - that module builds on this one
@@ -113,6 +120,20 @@ class Lexed:
                 out.append(i)
             i = find(b"<<<", i + 3)
         return out
+
+
+def logical_end(data: bytes, start: int) -> int:
+    """End of the logical line that starts at `start` (backslash-newlines continue it)."""
+    pos = start
+    while True:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            return len(data)
+        body_end = nl - 1 if nl > 0 and data[nl - 1 : nl] == b"\r" else nl
+        if body_end > 0 and data[body_end - 1 : body_end] == b"\\":
+            pos = nl + 1
+            continue
+        return body_end
 
 
 def trie_pattern(words: Iterable[bytes]) -> bytes:

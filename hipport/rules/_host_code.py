@@ -110,8 +110,7 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
     braces, data = ctx.lexed.braces, ctx.data
     body_end = braces.closes[i]
     # Every other occurrence, comments included: more than the tree's calls and declarations.
-    uses = [m.start() for m in re.finditer(rb"\b" + re.escape(name) + rb"\b", data)
-            if not head_start <= m.start() <= body_end]
+    uses = [at for at in _word_starts(data, name) if not head_start <= at <= body_end]
     if any(_may_name_device(ctx, _head_start(ctx, at), at) for at in uses):
         return False  # a prototype or member declaration of the name may say __device__
     if name == b"main":
@@ -121,6 +120,19 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
     return not uses or any(_is_call(ctx, at, name) and sx.live(ctx, at)
                            and (sx.host_pass_only(ctx, at) or certainly_host(ctx, at, depth + 1))
                            for at in uses)
+
+
+_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+def _word_starts(data: bytes, word: bytes) -> list[int]:
+    """Where `word` stands as a whole word (what `\\bword\\b` matches)."""
+    out, at, end = [], data.find(word), len(data) - len(word)
+    while at >= 0:
+        if (at == 0 or data[at - 1] not in _WORD_BYTES) and (at == end or data[at + len(word)] not in _WORD_BYTES):
+            out.append(at)
+        at = data.find(word, at + 1)
+    return out
 
 
 def _is_call(ctx, at: int, name: bytes) -> bool:

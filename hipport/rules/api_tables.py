@@ -47,28 +47,12 @@ def relevant_at(ctx, offset: int, directives: "Directives") -> bool:
         if opener > 0 else True
 
 
-def logical_end(data: bytes, start: int) -> int:
-    """End of the logical line that starts at `start` (backslash-newlines continue it)."""
-    pos = start
-    while True:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            return len(data)
-        body_end = nl - 1 if nl > 0 and data[nl - 1 : nl] == b"\r" else nl
-        if body_end > 0 and data[body_end - 1 : body_end] == b"\\":
-            pos = nl + 1
-            continue
-        return body_end
-
-
 class Directives:
     """The directives of one file by position: which one (if any) a byte offset sits in."""
 
     def __init__(self, lexed: Lexed):
         data = lexed.data
-        # The lexer knows where each directive's first line ends; most have no continuation.
-        self.items = [(d.start, d.end if data[d.end - 1 : d.end] != b"\\" else logical_end(data, d.start),
-                       d.name) for d in lexed.directives]
+        self.items = [(d.start, end, d.name) for d, end in zip(lexed.directives, lexed.directive_ends)]
         self._starts = [s for s, _, _ in self.items]
         self._data = data
         self._lexed = lexed
