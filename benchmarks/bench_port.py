@@ -46,11 +46,12 @@ HIPIFY_PERL_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp"
 HIPIFY_PERL_BATCH = 500  # files per hipify-perl process; keeps argv well under ARG_MAX
 
 # Runs in a fresh interpreter for every measured run, so RUSAGE_CHILDREN sees that
-# run's processes only. argv[1] is a JSON spec: {"copy": [src, dst] | null,
-# "commands": [[argv...], ...], "cwd": str}. Prints one JSON line.
+# run's processes only. Reads a JSON spec on stdin (a tree's file list is too long for an
+# argument): {"copy": [src, dst] | null, "commands": [[argv...], ...], "cwd": str}. Prints
+# one JSON line.
 _WRAPPER = r"""
 import json, os, resource, shutil, subprocess, sys, time
-spec = json.loads(sys.argv[1])
+spec = json.loads(sys.stdin.read())
 start = time.perf_counter()
 rc, err = 0, ""
 if spec.get("copy"):
@@ -189,8 +190,8 @@ def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> R
     env["XDG_CACHE_HOME"] = str(cache / "xdg")
     spec = {"copy": copy, "commands": commands, "cwd": str(cwd)}
     proc = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, json.dumps(spec)], env=env, cwd=cache,
-        stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        [sys.executable, "-c", _WRAPPER], env=env, cwd=cache,
+        input=json.dumps(spec), capture_output=True, text=True,
     )
     if proc.returncode != 0:
         return Run(tool.name, tool.jobs, phase, 0.0, 0.0, 0.0, 0.0, proc.returncode, proc.stderr[-2000:])

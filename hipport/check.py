@@ -4,7 +4,7 @@ many), apply suppressions and the baseline centrally, and decide the exit code."
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -12,6 +12,7 @@ from hipport import parallel
 from hipport.cache import open_cache
 from hipport.analysis import FileContext, analyze, context_for, to_finding
 from hipport.config import Settings, find_config
+from hipport.emit import read_with_mode
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
 from hipport.files import InputFile, collect, unreadable_reason
 from hipport.findings import SEVERITIES, Finding, severity_at_least
@@ -39,7 +40,7 @@ class FileJob:
     path: str  # as reported: relative to the current folder where the file is under it
     settings: Settings
     rules: tuple[str, ...]  # codes of the selected rules
-    cache_root: Path | None = None
+    data: bytes = b""  # the file's bytes, read by the run (the cache key is made from them)
 
 
 @dataclass(frozen=True)
@@ -167,23 +168,55 @@ def _analyze(ctx, rules: list[Rule]) -> tuple[list[Finding], list[str]]:
 
 
 def check_file(job: FileJob) -> FileCheck:
-    """One file, I/O included (runs in a worker process for big runs)."""
-    f = job.file
-    if f.skip:
-        return FileCheck(job.path, f.kind, "skipped", reason=f.skip)
-    try:
-        data = f.path.read_bytes()
-    except OSError as exc:
-        return FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
+    """One file's analysis (in a worker process for big runs); the run reads the file and
+    keeps the cache."""
     all_rules()  # a fresh worker process imports the rule modules here
-    cache = open_cache(job.cache_root, "check", (job.settings.cache_key(), job.settings.max_file_bytes, job.rules))
-    key = cache.key(data, job.path + "\0" + f.kind)
-    result = cache.get(key)
-    if result is None:
-        result = check_source(data, job.path, f.kind, job.settings, [REGISTRY[c] for c in job.rules])
+    return check_source(job.data, job.path, job.file.kind, job.settings, [REGISTRY[c] for c in job.rules])
+
+
+_BATCH = 256  # files read and looked up in the cache at a time
+
+
+def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
+               cache_root: Path | None, on_done: Callable[[], None] | None) -> list[FileCheck]:
+    """Every job's FileCheck, in job order. Cache hits are answered here, a few hundred keys per
+    query; only the misses are analyzed (by workers when there are many), and their results
+    are stored a batch per transaction."""
+    cache = open_cache(cache_root, "check", (settings.cache_key(), settings.max_file_bytes, codes))
+    results: list[FileCheck | None] = [None] * len(jobs)
+    misses: list[tuple[int, bytes, FileJob]] = []  # (index, cache key, job with its bytes)
+    for start in range(0, len(jobs), _BATCH):
+        batch = []
+        for i in range(start, min(start + _BATCH, len(jobs))):
+            job, f = jobs[i], jobs[i].file
+            if f.skip:
+                results[i] = FileCheck(job.path, f.kind, "skipped", reason=f.skip)
+                continue
+            try:
+                data = read_with_mode(f.where)[0]
+            except OSError as exc:
+                results[i] = FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
+                continue
+            batch.append((i, cache.key(data, job.path + "\0" + f.kind), replace(job, data=data)))
+        found = cache.get_many([key for _, key, _ in batch])
+        for i, key, job in batch:
+            results[i] = found.get(key)
+            if results[i] is None:
+                misses.append((i, key, job))
+    if on_done:
+        for _ in range(len(jobs) - len(misses)):
+            on_done()
+    fresh = []
+    checked = parallel.run(check_file, [job for _, _, job in misses], settings.jobs, on_done)
+    for (i, key, _), result in zip(misses, checked):
+        results[i] = result
         if result.status != "failed":
-            cache.put(key, result)
-    return result
+            fresh.append((key, result))
+        if len(fresh) >= _BATCH:
+            cache.put_many(fresh)
+            fresh = []
+    cache.put_many(fresh)
+    return results
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -207,9 +240,9 @@ def run_check(paths: list[Path], settings: Settings, options: Options,
     cwd = Path(os.getcwd())
     codes = tuple(r.code for r in rules)
     # A link inside the tree is not followed: its target is checked where it lies.
-    jobs = [FileJob(f, display_path(f, cwd), settings, codes, cache_root) for f in files
+    jobs = [FileJob(f, display_path(f, cwd), settings, codes) for f in files
             if f.kind in kinds and f.link is None and not f.verbatim]
-    results = list(parallel.run(check_file, jobs, settings.jobs, on_done))
+    results = _check_all(jobs, settings, codes, cache_root, on_done)
     results.sort(key=lambda r: r.path)
     findings = [f for r in results for f in r.findings]
     result = CheckResult(results, findings, rules, suppressed=sum(r.suppressed for r in results))

@@ -246,6 +246,27 @@ def test_check_uses_the_cache_too(tmp_path, private_cache, monkeypatch, capsys):
     assert len(calls) == n and capsys.readouterr().out == out1
 
 
+def test_a_partly_warm_check_analyzes_only_changed_files(tmp_path, private_cache, monkeypatch, capsys):
+    """Hits are answered by the run itself; only the edited file is analyzed again (by a
+    worker with -j 2), and the report equals a cold serial run's."""
+    from hipport import check
+
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "fixtures" / "check", src)
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", "2") == 0
+    before = capsys.readouterr().out
+    edited = sorted(src.rglob("*.cu"))[3]
+    edited.write_bytes(edited.read_bytes() + b"\n__global__ void added(unsigned m) { __shfl_sync(0xffffffff, m, 0); }\n")
+    calls = []
+    real = check.check_file
+    monkeypatch.setattr(check, "check_file", lambda job: calls.append(job.path) or real(job))
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", "1") == 0
+    warm = capsys.readouterr().out
+    assert [Path(c).name for c in calls] == [edited.name]
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", "1", "--no-cache") == 0
+    assert capsys.readouterr().out == warm != before  # the edit shows: no stale entry reused
+
+
 def test_cache_dir_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")
     assert cache_mod.cache_dir() is None
