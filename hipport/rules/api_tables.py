@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import re
 from functools import lru_cache
-from typing import Iterator
+from typing import Callable, Iterator
 
 from hipport.mappings import Entry, parse_version
 from hipport.parse.declarations import may_be_declarator, might_declare
@@ -114,14 +114,14 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
         yield tok.start, tok.end, tok.text.decode("ascii")
 
 
-def table_name_uses(ctx) -> list[tuple[int, int, str, Entry]]:
-    """identifier_uses() of the names the mapping tables know, with their table entries
-    (computed once per file: several rules read it)."""
-    def compute(c):
-        entries = c.mappings.entries
-        return [(s, e, n, entries[n]) for s, e, n in identifier_uses(c, entries.keys())]
-
-    return sx.memo(ctx, "api_tables.table_name_uses", compute)
+def table_name_uses(ctx, wanted: Callable[[str, Entry], bool]) -> list[tuple[int, int, str, Entry]]:
+    """identifier_uses() of the table names that `wanted(name, entry)` accepts, with their
+    entries. The names are chosen first, once per distinct word: most uses of table names
+    are of names a rule has nothing to say about, and a use costs more to vet than a name."""
+    entries, lexed = ctx.mappings.entries, ctx.lexed
+    known = entries.keys()
+    names = {w for w in set(lexed.words) if w in known and wanted(w, entries[w])}
+    return [(s, e, n, entries[n]) for s, e, n in identifier_uses(ctx, names)] if names else []
 
 
 def directives_of(ctx) -> "Directives":
@@ -326,7 +326,7 @@ def api_without_hip_equivalent(ctx):
     """
     target = ctx.mappings.target_hip
     unsupported = []
-    for start, end, name, entry in table_name_uses(ctx):
+    for start, end, name, entry in table_name_uses(ctx, _maybe_unsupported(ctx.mappings)):
         reason = ctx.mappings.unsupported_reason(name)
         if not reason and entry.risk == "unsupported-api":
             reason = entry.note.strip() or "the tables mark it unsupported"
@@ -341,6 +341,10 @@ def api_without_hip_equivalent(ctx):
         yield Hit(start, end, f"{label} API `{name}` cannot be ported: {reason}",
                   _fix_for(reason, entry))
     yield from _unsupported_includes(ctx, target)
+
+
+def _maybe_unsupported(mappings) -> Callable[[str, Entry], bool]:
+    return lambda name, entry: bool(mappings.unsupported_reason(name)) or entry.risk == "unsupported-api"
 
 
 def _unsupported_includes(ctx, target) -> Iterator[Hit]:
@@ -432,7 +436,8 @@ def deprecated_or_removed_api(ctx):
     primary-context API for cuCtxCreate, ...) before or while porting.
     """
     target = ctx.mappings.target_hip
-    for start, end, name, entry in table_name_uses(ctx):
+    for start, end, name, entry in table_name_uses(ctx, lambda _, entry: bool(
+            entry.hip_deprecated or entry.cuda_removed or entry.cuda_deprecated or entry.risk)):
         if ctx.mappings.unsupported_reason(name):
             continue  # unsupported-api reports it
         hip_dep = entry.hip_deprecated if _at_or_below(entry.hip_deprecated, target) else ""

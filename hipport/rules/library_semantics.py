@@ -303,6 +303,10 @@ def _family_patterns(name: str) -> tuple[Pattern | None, ...] | None:
     return found if any(found) else None
 
 
+def _may_concern_a_family(name: str, entry) -> bool:
+    return _family_patterns(name) is not None or entry.risk == "library-semantics"
+
+
 def _family_hits(ctx) -> dict[str, list[Hit]]:
     """Every family's hits, by rule code, from one pass over the file's table names (each family
     rule reads its own list)."""
@@ -311,7 +315,7 @@ def _family_hits(ctx) -> dict[str, list[Hit]]:
 
 def _compute_family_hits(ctx) -> dict[str, list[Hit]]:
     out: dict[str, list[Hit]] = {f.code: [] for f in FAMILIES}
-    for start, end, name, entry in table_name_uses(ctx):
+    for start, end, name, entry in table_name_uses(ctx, _may_concern_a_family):
         matched = _family_patterns(name)
         risky = entry.risk == "library-semantics"
         if matched is None and not risky:
