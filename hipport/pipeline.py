@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 from collections import Counter
 
@@ -40,10 +41,10 @@ def _encoding(data: bytes) -> str:
 
 def _lines_touched(src: Source, edits: list) -> int:
     """Original lines an edit touches (an insertion counts as one line)."""
-    lines: set[int] = set()
+    starts, lines = src.line_starts(), set()
     for e in edits:
-        first = src.line_col(e.start)[0]
-        last = src.line_col(max(e.start, e.end - 1))[0]
+        first = bisect.bisect_right(starts, e.start)
+        last = bisect.bisect_right(starts, max(e.start, e.end - 1))
         lines.update(range(first, last + 1))
     return len(lines)
 
