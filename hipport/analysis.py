@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Iterator
 
+import ahocorasick
+
 from hipport.config import Settings
 from hipport.findings import Finding
 from hipport.loaders import tools
@@ -77,6 +79,14 @@ class _Plan:
                 self.by_trigger.setdefault(t, []).append(i)
         self.words = [t for t in self.by_trigger if isinstance(t, bytes)]
         self.patterns = [t for t in self.by_trigger if not isinstance(t, bytes)]
+        # All byte-string triggers in one Aho-Corasick automaton: one pass over a file finds
+        # every one of them, where `in` would take a pass per trigger. Keys are the triggers
+        # decoded as Latin-1, which maps each byte to one character, as the file is.
+        self.automaton = ahocorasick.Automaton()
+        for t in self.words:
+            self.automaton.add_word(t.decode("latin-1"), self.by_trigger[t])
+        if self.words:
+            self.automaton.make_automaton()
 
 
 _plans: dict[tuple, _Plan] = {}
@@ -95,12 +105,12 @@ def _plan(rules: list[Rule], kind: str) -> _Plan:
 def analyze(ctx: FileContext, rules: Iterable[Rule] | None = None) -> list[Finding]:
     """Every rule's findings for one file, sorted by position; no suppression applied here."""
     plan = _plan(all_rules() if rules is None else list(rules), ctx.kind)
-    # Each distinct trigger is searched once per file, not once per rule that names it.
+    # One pass finds every byte-string trigger; each pattern trigger is one search.
     data, by_trigger = ctx.data, plan.by_trigger
     run = set(plan.always)
-    for t in plan.words:
-        if t in data:
-            run.update(by_trigger[t])
+    if plan.words:
+        for _, enabled in plan.automaton.iter(data.decode("latin-1")):
+            run.update(enabled)
     for t in plan.patterns:
         if t.search(data):
             run.update(by_trigger[t])
