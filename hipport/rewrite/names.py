@@ -40,10 +40,18 @@ def _context(lexed: Lexed, start: int, end: int) -> str:
     return known
 
 
+# A name right after any other byte has no `.`, `->`, `::` or `##` before it (a comment ends in
+# `/` or a newline, so that byte is code).
+_MAY_LEAD_CONTEXT = frozenset(b" \t\r\n\\/.>:#")
+
+
 def _find_context(lexed: Lexed, start: int, end: int) -> str:
     data = lexed.data
-    stop = lexed.previous_code(start)
-    last = data[max(0, stop - 2) : stop]  # most names: neither `.`, `->`, `::` nor `##`
+    if start and data[start - 1] not in _MAY_LEAD_CONTEXT:
+        stop, last = start, b""
+    else:
+        stop = lexed.previous_code(start)
+        last = data[max(0, stop - 2) : stop]  # most names: neither `.`, `->`, `::` nor `##`
     if last == b"##" or (b"#" in data[end : end + 8] and data[end : end + 8].lstrip().startswith(b"##")):
         return "pasted"
     if last.endswith(b".") or last == b"->":

@@ -114,13 +114,18 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
         yield tok.start, tok.end, tok.text.decode("ascii")
 
 
+def _table_words(ctx) -> list[str]:
+    """The distinct candidate words of the file that the tables know (once per file)."""
+    return sx.memo(ctx, "api_tables.table_words",
+                   lambda c: [w for w in set(c.lexed.words) if w in c.mappings.entries.keys()])
+
+
 def table_name_uses(ctx, wanted: Callable[[str, Entry], bool]) -> list[tuple[int, int, str, Entry]]:
     """identifier_uses() of the table names that `wanted(name, entry)` accepts, with their
     entries. The names are chosen first, once per distinct word: most uses of table names
     are of names a rule has nothing to say about, and a use costs more to vet than a name."""
-    entries, lexed = ctx.mappings.entries, ctx.lexed
-    known = entries.keys()
-    names = {w for w in set(lexed.words) if w in known and wanted(w, entries[w])}
+    entries = ctx.mappings.entries
+    names = {w for w in _table_words(ctx) if wanted(w, entries[w])}
     return [(s, e, n, entries[n]) for s, e, n in identifier_uses(ctx, names)] if names else []
 
 
