@@ -90,9 +90,8 @@ class Lexed:
             self._comment_starts = [s for s, _ in self.comments]
         starts = self._comment_starts
         while True:
-            while offset > 0 and data[offset - 1] in ws:  # spaces: a few bytes, usually one
-                seg = data[max(0, offset - 32) : offset]
-                offset -= len(seg) - len(seg.rstrip(ws))
+            while offset > 0 and data[offset - 1] in ws:
+                offset -= 1
             i = bisect.bisect_right(starts, offset - 1) - 1
             if offset == 0 or i < 0 or self.comments[i][1] < offset:
                 return offset

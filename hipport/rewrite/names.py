@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from hipport.edits import Edit
 from hipport.mappings import Mappings
@@ -111,11 +111,15 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
         own = ()
     else:
         own = declared() if declared else user_declared(data, lexed.identifiers)
+    last_words = _qualified_rows(mappings).last_words
     for tok, word in zip(lexed.identifiers, lexed.words):
         if tok.start in own:
             continue
         key = word  # the table row: a qualified one (`thrust::cuda::par`) where the code says so
         new = names.get(word)
+        if new is None and word not in transforms and word not in last_words \
+                and not CUDA_LOOKING.match(tok.text):
+            continue  # `threadIdx`, `__global__`: nothing to rename or report, wherever it is
         context = _context(lexed, tok.start, tok.end)
         if context == "qualified":
             key, new = _qualified(lexed, tok.start, word, mappings)
@@ -178,23 +182,29 @@ def _qualified(lexed: Lexed, start: int, word: str, mappings: Mappings) -> tuple
 
 
 _NEXT_WORD = re.compile(rb"[ \t]*::[ \t]*([A-Za-z_]\w*)")
-_prefix_cache: dict[int, frozenset[str]] = {}
+class _Qualified(NamedTuple):
+    prefixes: frozenset[str]  # `thrust`, `thrust::cuda`, ...: proper prefixes of the rows
+    last_words: frozenset[str]  # `par`, ...: their last words (names the code may qualify)
 
 
-def _qualified_prefixes(mappings: Mappings) -> frozenset[str]:
-    """`thrust`, `thrust::cuda`, ...: the proper prefixes of the qualified table rows."""
-    found = _prefix_cache.get(id(mappings))
-    if found is None:
-        parts = (k.split("::") for k in mappings.entries if "::" in k)
-        found = _prefix_cache[id(mappings)] = frozenset(
-            "::".join(p[:i]) for p in parts for i in range(1, len(p)))
-    return found
+_qualified_cache: dict[int, tuple[Mappings, _Qualified]] = {}
+
+
+def _qualified_rows(mappings: Mappings) -> _Qualified:
+    """What the qualified table rows (`thrust::cuda::par`) are made of, once per Mappings."""
+    cached = _qualified_cache.get(id(mappings))
+    if cached is None or cached[0] is not mappings:
+        parts = [k.split("::") for k in mappings.entries if "::" in k]
+        cached = _qualified_cache[id(mappings)] = (mappings, _Qualified(
+            frozenset("::".join(p[:i]) for p in parts for i in range(1, len(p))),
+            frozenset(p[-1] for p in parts)))
+    return cached[1]
 
 
 def _unsupported_tail(data: bytes, end: int, key: str, mappings: Mappings) -> str | None:
     """The longer qualified row (`key::more`) the code continues into, when the tables know it
     but cannot map it; None otherwise."""
-    prefixes = _qualified_prefixes(mappings)
+    prefixes = _qualified_rows(mappings).prefixes
     while key in prefixes:
         m = _NEXT_WORD.match(data, end)
         if not m:
