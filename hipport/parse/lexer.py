@@ -197,18 +197,24 @@ class Lexer:
         ids, comments, strings, directives = out.identifiers, out.comments, out.strings, out.directives
         stack: list[list[int]] = []  # open #if blocks: [block id, branch number]
         next_block = 0
+        # Group numbers, not names: the loop runs once per token of every file.
+        groups = self._pattern.groupindex
+        ident, end, pp = groups["id"], groups["end"], groups["pp"]
+        comment_groups = (groups["lc"], groups["bc"])
+        string_groups = (groups["st"], groups["ch"], groups["rs"])
+        new_token = tuple.__new__
         for m in self._pattern.finditer(data):
-            kind = m.lastgroup
-            if kind == "end":
+            kind = m.lastindex
+            if kind == ident:
+                s, e = m.span(kind)
+                ids.append(new_token(Token, (s, e, data[s:e])))
+            elif kind == end:
                 break
-            if kind == "id":
-                s, e = m.span("id")
-                ids.append(Token(s, e, data[s:e]))
-            elif kind in ("lc", "bc"):
+            elif kind in comment_groups:
                 comments.append(m.span(kind))
-            elif kind in ("st", "ch", "rs"):
+            elif kind in string_groups:
                 strings.append(m.span(kind))
-            elif kind == "pp":
+            elif kind == pp:
                 s, _ = m.span("pp")
                 if data[s : s + 1] == b"\n":
                     s += 1
