@@ -11,7 +11,6 @@ joins every file's kernels and launches into the report's project-level list.
 
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Iterable, NamedTuple
 
@@ -158,16 +157,14 @@ def _skip_parens(window: bytes, i: int) -> int | None:
     if window[i : i + 1] != b"(":
         return i
     depth = 0
-    while i < len(window):
-        c = window[i : i + 1]
-        if c == b"(":
-            depth += 1
-        elif c == b")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
+    for m in _PAREN.finditer(window, i):
+        depth += 1 if m.group() == b"(" else -1
+        if depth == 0:
+            return m.end()
     return None
+
+
+_PAREN = re.compile(rb"[()]")
 
 
 def scan(lexed: Lexed) -> Scan:
@@ -175,15 +172,8 @@ def scan(lexed: Lexed) -> Scan:
     data = lexed.data
     if not might_have_kernels(data):
         return Scan()
-    starts = [0]
-    find = data.find
-    i = find(b"\n")
-    while i >= 0:
-        starts.append(i + 1)
-        i = find(b"\n", i + 1)
-
-    def line(offset: int) -> int:
-        return bisect.bisect_right(starts, offset)
+    def line(offset: int) -> int:  # a file has few kernels and launches: no line index
+        return data.count(b"\n", 0, offset) + 1
 
     kernels: list[Kernel] = []
     for tok in lexed.identifiers:
