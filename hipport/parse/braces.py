@@ -22,7 +22,7 @@ _WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 # Before `{`: a keyword that opens a statement block.
 _BLOCK_KEYWORDS = frozenset({b"else", b"do", b"try"})
 # Between a function's `)` and its body.
-_TRAILING_QUALIFIERS = frozenset({b"const", b"volatile", b"override", b"final", b"noexcept",
+TRAILING_QUALIFIERS = frozenset({b"const", b"volatile", b"override", b"final", b"noexcept",
                                   b"mutable"})
 _LINKAGE = re.compile(rb"\bextern[ \t\r\n]*\"[^\"\n]*\"\Z")
 # `enum {`, `enum class E : int {`: the head back to the last `;`, `{` or `}` names enum.
@@ -93,7 +93,7 @@ class Braces:
         before = data[end - 1 : end]
         while before.isalnum() or before == b"_":  # `) const {`, `) override {`
             at, word = word_before(data, end)
-            if word not in _TRAILING_QUALIFIERS:
+            if word not in TRAILING_QUALIFIERS:
                 break
             end = self.code_before(at)
             before = data[end - 1 : end]
@@ -105,7 +105,7 @@ class Braces:
         if before == b"\"":
             return LINKAGE if _LINKAGE.search(data, max(0, end - 32), end) else SCOPE
         if before == b")":
-            start = _open_paren(self._lexed, end - 1)
+            start = match_back(self._lexed, end - 1)
             if start is None:
                 return SCOPE
             stop = self.code_before(start)
@@ -143,17 +143,17 @@ def tail_after(data: bytes, end: int, span: int, stops: bytes) -> bytes:
     return seg[max(seg.rfind(c) for c in stops) + 1 :]
 
 
-def _open_paren(lexed: Lexed, close: int) -> int | None:
-    """Offset of the `(` matching the `)` at `close`, looking back at most 4 KiB and skipping
-    parentheses in comments and literals; None if unmatched there."""
+def match_back(lexed: Lexed, close: int, opener: bytes = b"(", closer: bytes = b")") -> int | None:
+    """Offset of the `opener` matching the `closer` at `close`, looking back at most 4 KiB and
+    skipping brackets in comments and literals; None if unmatched there."""
     data, depth, at = lexed.data, 0, close + 1
     floor = max(0, close - 4096)
     while True:
-        at = max(data.rfind(b"(", floor, at), data.rfind(b")", floor, at))
+        at = max(data.rfind(opener, floor, at), data.rfind(closer, floor, at))
         if at < 0:
             return None
         if lexed.in_comment_or_string(at):
             continue
-        depth += 1 if data[at] == 0x29 else -1  # ) or (
+        depth += 1 if data[at : at + 1] == closer else -1
         if depth == 0:
             return at

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 
-from hipport.parse.braces import BLOCK, LINKAGE, tail_after, word_before
+from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
 from hipport.rules import _syntax as sx
 
 _DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
-_MAX_CALLERS_DEPTH = 2  # as far up the callers as dynamic_parallelism._plainly_host looks
+MAX_CALLERS_DEPTH = 2  # how far up the callers of a host function to look
 _CONTROL = frozenset({b"if", b"for", b"while", b"switch", b"catch"})
 _STATEMENT_KEYWORDS = frozenset({b"else", b"do"})  # not `try`: `f() try {` is a function body
 # Words before `(` that are not the function's name.
@@ -26,7 +26,6 @@ _NOT_A_NAME = frozenset({b"noexcept", b"throw", b"decltype", b"alignas", b"__att
 # A namespace or class head: the keyword after the last `;`, `{`, `}`, `(` or `)`.
 _SCOPE_WORD = re.compile(rb"\b(?:namespace|class|struct|union)\b")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
-_TRAILING = frozenset({b"const", b"volatile", b"override", b"final", b"noexcept", b"mutable"})
 
 
 def all_certainly_host(ctx, offsets) -> bool:
@@ -75,13 +74,13 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     close = end
     while True:  # past `const`, `override`, ... to the `)`
         at, word = word_before(data, close)
-        if word not in _TRAILING:
+        if word not in TRAILING_QUALIFIERS:
             break
         close = at
     close = word_before(data, close)[0] - 1  # the last byte before the spaces (no word there)
     if data[close : close + 1] != b")":
         return False  # an initializer, an enumerator list, or a head not read here
-    paren = _open_paren(ctx, close)
+    paren = match_back(ctx.lexed, close)
     if paren is None:
         return False
     stop = braces.code_before(paren)
@@ -98,24 +97,24 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
 
 
 def _plain_lambda(ctx, close_bracket: int, open_at: int) -> bool:
-    start = _open_bracket(ctx, close_bracket)
-    return start is not None and not _may_name_device(ctx, start, open_at)
+    start = match_back(ctx.lexed, close_bracket, b"[", b"]")
+    return start is not None and not may_name_device(ctx, start, open_at)
 
 
 def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, depth: int) -> bool:
     """The name itself counts as a head word: before a lambda's `(`, `__device__` stands where
     a function's name would."""
-    if _may_name_device(ctx, head_start, name_end):
+    if may_name_device(ctx, head_start, name_end):
         return False
     braces, data = ctx.lexed.braces, ctx.data
     body_end = braces.closes[i]
     # Every other occurrence, comments included: more than the tree's calls and declarations.
     uses = [at for at in _word_starts(data, name) if not head_start <= at <= body_end]
-    if any(_may_name_device(ctx, _head_start(ctx, at), at) for at in uses):
+    if any(may_name_device(ctx, _head_start(ctx, at), at) for at in uses):
         return False  # a prototype or member declaration of the name may say __device__
     if name == b"main":
         return True
-    if depth >= _MAX_CALLERS_DEPTH:
+    if depth >= MAX_CALLERS_DEPTH:
         return False
     return not uses or any(_is_call(ctx, at, name) and sx.live(ctx, at)
                            and (sx.host_pass_only(ctx, at) or certainly_host(ctx, at, depth + 1))
@@ -164,7 +163,7 @@ def _head_start(ctx, offset: int) -> int:
             return at + 1
 
 
-def _may_name_device(ctx, start: int, end: int) -> bool:
+def may_name_device(ctx, start: int, end: int) -> bool:
     """Whether a word in data[start:end] (comments too: more than the tree reads) may expand to
     __device__ or __global__."""
     table = sx.qualifier_macros(ctx)
@@ -173,26 +172,3 @@ def _may_name_device(ctx, start: int, end: int) -> bool:
         if spaces and spaces & _DEVICE_SPACES:
             return True
     return False
-
-
-def _open_paren(ctx, close: int) -> int | None:
-    return _match_back(ctx, close, b"(", b")")
-
-
-def _open_bracket(ctx, close: int) -> int | None:
-    return _match_back(ctx, close, b"[", b"]")
-
-
-def _match_back(ctx, close: int, opener: bytes, closer: bytes) -> int | None:
-    """Offset of the `opener` matching `closer` at `close`, in code, at most 4 KiB back."""
-    data, depth, at = ctx.data, 0, close + 1
-    floor = max(0, close - 4096)
-    while True:
-        at = max(data.rfind(opener, floor, at), data.rfind(closer, floor, at))
-        if at < 0:
-            return None
-        if not ctx.in_code(at):
-            continue
-        depth += 1 if data[at : at + 1] == closer else -1
-        if depth == 0:
-            return at

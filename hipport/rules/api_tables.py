@@ -99,7 +99,6 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
     hits = [t for t, word in zip(lexed.identifiers, lexed.words) if word in names]
     if not hits:
         return
-    data = ctx.data
     own = ctx.declared if might_declare(lexed, [t.start for t in hits]) else ()
     macros = defined_macros(lexed)
     directives = directives_of(ctx)

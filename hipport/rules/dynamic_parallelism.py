@@ -10,7 +10,7 @@ import sys
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
-from hipport.rules._host_code import all_certainly_host
+from hipport.rules._host_code import MAX_CALLERS_DEPTH, all_certainly_host, may_name_device
 
 # Device-side launch entry points of the CUDA device runtime (and runtime launch APIs that,
 # called from device code, are device-side launches).
@@ -151,10 +151,8 @@ def _device_calls(ctx, calls):
 # sx.in_device_code indexes every function, declaration and call of the file. Most launches and
 # runtime calls sit in host functions that are plain to see from the few nodes around them;
 # only when that fails does a file pay for the index. _plainly_host(...) True means "certainly
-# not device code" by sx.device_functions' own criteria, False means "can't tell".
-
-_DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
-_MAX_CALLERS_DEPTH = 2  # how far up the callers of a host function to look
+# not device code" by sx.device_functions' own criteria, False means "can't tell" (the lexer's
+# version of the same test, _host_code, comes first and spares the tree where it can).
 
 
 def _plainly_host(ctx, node, depth: int = 0) -> bool:
@@ -183,7 +181,7 @@ def _plain_host_function(ctx, fn, body, depth: int) -> bool:
     that is certainly host code, or with none in this file)."""
     if fn.type == "lambda_expression":
         decl = fn.child_by_field_name("declarator")
-        return not _may_name_device(ctx, fn.start_byte,
+        return not may_name_device(ctx, fn.start_byte,
                                     decl.start_byte if decl is not None else body.start_byte)
     fdecl = fn.child_by_field_name("declarator")
     while fdecl is not None and fdecl.type != "function_declarator":
@@ -191,7 +189,7 @@ def _plain_host_function(ctx, fn, body, depth: int) -> bool:
     if fdecl is None:
         return True  # not a function sx.device_functions considers
     name = fdecl.child_by_field_name("declarator")
-    if _may_name_device(ctx, fn.start_byte, fdecl.start_byte) or name is None \
+    if may_name_device(ctx, fn.start_byte, fdecl.start_byte) or name is None \
             or name.type not in ("identifier", "field_identifier") or not name.text.isascii():
         return False
     word = name.text
@@ -199,7 +197,7 @@ def _plain_host_function(ctx, fn, body, depth: int) -> bool:
         return False
     if word == b"main":
         return True  # never taken for a function called only from device code
-    if depth >= _MAX_CALLERS_DEPTH:
+    if depth >= MAX_CALLERS_DEPTH:
         return False
     callers = [c for c in sx.calls_named(ctx, {word.decode()})
                if not body.start_byte <= c.start_byte < body.end_byte and sx.live(ctx, c.start_byte)]
@@ -214,19 +212,9 @@ def _maybe_declared_device(ctx, word: bytes) -> bool:
         start, decl = node.start_byte, node.parent
         while decl is not None:
             if decl.type in ("declaration", "field_declaration") \
-                    and _may_name_device(ctx, decl.start_byte, start):
+                    and may_name_device(ctx, decl.start_byte, start):
                 return True
             decl = decl.parent
-    return False
-
-
-def _may_name_device(ctx, start: int, end: int) -> bool:
-    """Whether a word in data[start:end] may expand to __device__ or __global__."""
-    table = sx.qualifier_macros(ctx)
-    for m in _WORD.finditer(ctx.data, start, end):
-        spaces = table.get(m.group())
-        if spaces and spaces & _DEVICE_SPACES:
-            return True
     return False
 
 
