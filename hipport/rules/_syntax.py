@@ -1006,11 +1006,15 @@ def occurrences(data: bytes, words, patterns):
             at = data.find(w, at + 1)
 
 
-def nodes_at(ctx, words, patterns=None):
+def nodes_at(ctx, words, patterns=None, code_only: bool = False):
     """The smallest node around each place where one of `words` starts (see occurrences);
-    the file is parsed only if there is one."""
+    the file is parsed only if there is one. `code_only`: places in comments and literals are
+    left out (a caller that wants a call or a name node finds none there)."""
     root = None
+    skip = ctx.lexed.in_comment_or_string
     for start, end in occurrences(ctx.data, words, patterns):
+        if code_only and skip(start):
+            continue
         if root is None:
             root = ctx.tree.root_node
         yield root.descendant_for_byte_range(start, end)
@@ -1023,7 +1027,7 @@ def calls_named(ctx, names, patterns=None) -> list:
     callee's name is a token spelled out in the file, and the nearest call around that
     token is the call it names (a callee never sits inside another call)."""
     found = {}
-    for node in nodes_at(ctx, names, patterns):
+    for node in nodes_at(ctx, names, patterns, code_only=True):
         while node is not None and node.type != "call_expression":
             node = node.parent
         if node is not None and node.id not in found and call_name(node) in names:
@@ -1035,7 +1039,7 @@ def nodes_named(ctx, names, patterns=None, types=()) -> list:
     """Leaf nodes (of one of `types`, any if empty) whose text is in `names`, in source order,
     found where the names occur in the text."""
     found = {}
-    for node in nodes_at(ctx, names, patterns):
+    for node in nodes_at(ctx, names, patterns, code_only=True):
         if node.id not in found and (not types or node.type in types) and text(node) in names:
             found[node.id] = node
     return sorted(found.values(), key=lambda n: n.start_byte)
