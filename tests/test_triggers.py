@@ -37,6 +37,7 @@ PRE_CHECKS = [
     ("hipport.rules.shared_memory", "_may_exceed_64k", True),
     ("hipport.rules.warp", "_may_be_warp_sized", True),
     ("hipport.rules.warp", "_sync_first_args", None),
+    ("hipport.rules.warp", "_may_flag_mask_constant", True),
     ("hipport.rules.dynamic_parallelism", "all_certainly_host", False),
     ("hipport.rules._host_code", "certainly_host", False),
 ]

@@ -41,9 +41,10 @@ _REF_FIX = ("Use a texture object: create it with hipCreateTextureObject (hipRes
 _FETCH_NAMES = TEX_FETCHES | SURF_FUNCS
 _FETCH_WORDS = sx.words_patterns(_FETCH_NAMES)
 _LEGACY_NAMES = frozenset({"texture", "surface"})
-# Only where a template argument list may follow (spaces, a line continuation, a comment or a
-# directive in between): prose about textures is skipped before any tree lookup.
-_LEGACY_WORDS = tuple(re.compile(word + rb"(?=[\s\\\x80-\xff]*[<#/])")
+# Only the whole word, and only where a template argument list may follow (spaces, a line
+# continuation, a comment or a directive in between): prose about textures and longer names
+# (`GL_ARB_texture /* ... */`) are skipped before any tree lookup.
+_LEGACY_WORDS = tuple(re.compile(rb"\b" + word + rb"(?=[\s\\\x80-\xff]*[<#/])")
                       for word in (b"texture", b"surface"))
 _REFERENCE_WORDS = sx.words_patterns(REFERENCE_TYPES)
 _BIND_WORDS = sx.words_patterns(BIND_APIS)

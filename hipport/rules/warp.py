@@ -257,17 +257,11 @@ _NAME_START = re.compile(rb"\w*\Z")
 _WORD = re.compile(rb"\w+")
 
 
-def _may_flag_declarator(ctx, m: re.Match) -> bool:
-    """Whether a _WARP_DECLARATOR match may be a declarator warp-size-constant-32 flags: its
-    value, read from the text up to where the initializer ends (`;`, `,` or `)` outside
-    parentheses, or any brace), may be a warp constant. A prefix of the initializer with a
-    name no constant resolves makes the whole one unknown too, unless `?:`, `&&` or `||` can
-    decide without that name."""
-    data = ctx.data
-    if ctx.lexed.in_comment_or_string(m.start()) or data[m.end() - 1] == 0x7B:  # `{`: a list
-        return False
+def _initializer_text(data: bytes, start: int) -> bytes:
+    """An initializer's text from `start` (just past `=` or `(`) to where it ends: `;`, `,` or
+    `)` outside parentheses, or any brace. At worst a prefix of the initializer."""
     depth, end = 0, len(data)
-    for d in _VALUE_END.finditer(data, m.end()):
+    for d in _VALUE_END.finditer(data, start):
         c = data[d.start()]
         if c == 0x28:  # (
             depth += 1
@@ -276,7 +270,18 @@ def _may_flag_declarator(ctx, m: re.Match) -> bool:
         else:
             end = d.start()
             break
-    text = data[m.end() : end]
+    return data[start:end]
+
+
+def _may_flag_declarator(ctx, m: re.Match) -> bool:
+    """Whether a _WARP_DECLARATOR match may be a declarator warp-size-constant-32 flags: its
+    value, read from the text, may be a warp constant. A prefix of the initializer with a
+    name no constant resolves makes the whole one unknown too, unless `?:`, `&&` or `||` can
+    decide without that name."""
+    data = ctx.data
+    if ctx.lexed.in_comment_or_string(m.start()) or data[m.end() - 1] == 0x7B:  # `{`: a list
+        return False
+    text = _initializer_text(data, m.end())
     if b"?" in text or b"&&" in text or b"||" in text:
         return True
     head = _NAME_START.search(data, max(0, m.start() - 64), m.start())
@@ -669,6 +674,30 @@ def _may_be_full32(ctx, text: bytes) -> bool:
     return b"~" in text or b"-" in text or any(sx.eval_int(ctx, n) == _FULL32 for n in _NUMBER.findall(text))
 
 
+_MASK_WORD = re.compile(rb"(?i:mask)")
+_INITIALIZED = re.compile(rb"\w*[ \t\r\n]*(=(?!=)|\()")
+
+
+def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
+    """Whether a mask-named variable (or one passed as a `__*_sync` mask) may be initialized
+    to a full 32-bit mask, read from the text before the tree is asked: its initializer (after
+    `=` or `(`; a braced list is never one) may be what _full32 reports. Non-ASCII files are
+    assumed to (see _may_name_mask)."""
+    data = ctx.data
+    if not data.isascii():
+        return True
+    starts = {_NAME_START.search(data, max(0, m.start() - 64), m.start()).start()
+              for m in _MASK_WORD.finditer(data)}
+    for name in flagged_names:
+        starts.update(m.start() for m in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\b", data))
+    for at in starts:
+        init = _INITIALIZED.match(data, at)
+        if init is not None and not ctx.lexed.in_comment_or_string(at) \
+                and _may_be_full32(ctx, _initializer_text(data, init.end())):
+            return True
+    return False
+
+
 def _is_sync_call(name: str) -> bool:
     return name.startswith("__") and name.endswith("_sync") and name not in ("__syncthreads",)
 
@@ -731,7 +760,8 @@ def full_warp_mask_32_bit(ctx):
         body = ctx.data[m.body_start:m.body_end].decode("latin-1")
         if sx.int_constants(ctx).get(name) == _FULL32 or _NOT_ZERO_32.match(body):
             yield Hit(m.start, m.body_end, f"`{name}` is a 32-bit full lane mask", _MASK_FIX)
-    if b"const" not in data or not (flagged_names or _may_name_mask(data)):
+    if b"const" not in data or not (flagged_names or _may_name_mask(data)) \
+            or not _may_flag_mask_constant(ctx, flagged_names):
         return  # no const mask variable to report: the tree is not needed
     for node in sx.nodes(ctx, "init_declarator"):
         target, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
