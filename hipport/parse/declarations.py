@@ -8,7 +8,7 @@ import re
 from typing import Iterable
 
 from hipport.parse import tree
-from hipport.parse.braces import BLOCK, LINKAGE
+from hipport.parse.braces import BLOCK, LINKAGE, word_before
 from hipport.parse.lexer import Lexed, Token
 
 _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_specifier", "struct_specifier"})
@@ -101,7 +101,6 @@ def _in_scope(node) -> bool:
 _NOT_BEFORE_A_DECLARATOR = frozenset(b"(=!+-/%|^?:;{[.<~")
 _EXPRESSION_KEYWORDS = frozenset({b"return", b"case", b"sizeof", b"new", b"delete", b"throw",
                                   b"else", b"do", b"co_return", b"co_yield", b"co_await"})
-_LAST_WORD = re.compile(rb"(\w+)\Z")
 
 
 def may_be_declarator(lexed: Lexed, start: int) -> bool:
@@ -115,8 +114,5 @@ def may_be_declarator(lexed: Lexed, start: int) -> bool:
     before = data[end - 1 : end]
     if before and before[0] in _NOT_BEFORE_A_DECLARATOR:
         return False
-    if before.isalnum() or before == b"_":
-        m = _LAST_WORD.search(data, max(0, end - 16), end)
-        return m is None or m.group(1) not in _EXPRESSION_KEYWORDS
-    return True
+    return word_before(data, end, 16)[1] not in _EXPRESSION_KEYWORDS
 
