@@ -197,12 +197,12 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
             except OSError as exc:
                 results[i] = FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
                 continue
-            batch.append((i, cache.key(data, job.path + "\0" + f.kind), replace(job, data=data)))
+            batch.append((i, cache.key(data, job.path + "\0" + f.kind), data))
         found = cache.get_many([key for _, key, _ in batch])
-        for i, key, job in batch:
+        for i, key, data in batch:
             results[i] = found.get(key)
             if results[i] is None:
-                misses.append((i, key, job))
+                misses.append((i, key, replace(jobs[i], data=data)))
     if on_done:
         for _ in range(len(jobs) - len(misses)):
             on_done()
@@ -221,13 +221,14 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
 
 # --- the run ---------------------------------------------------------------------------------
 
-def display_path(f: InputFile, cwd: Path) -> str:
+def display_path(f: InputFile, cwd: str) -> str:
     """Relative to the current folder when the file is under it (as editors and CI annotations
-    want), else relative to the root of the paths given."""
-    try:
-        return f.path.absolute().relative_to(cwd).as_posix()
-    except ValueError:
-        return f.rel
+    want), else relative to the root of the paths given. (On strings: a Path per file costs a
+    tree's worth of parsing.)"""
+    prefix = os.path.join(cwd, "")
+    if f.where.startswith(prefix):
+        return f.where[len(prefix):].replace(os.sep, "/")
+    return f.rel
 
 
 def run_check(paths: list[Path], settings: Settings, options: Options,
@@ -237,7 +238,7 @@ def run_check(paths: list[Path], settings: Settings, options: Options,
     counts = suppress.load_baseline(_read(baseline), str(baseline)) if baseline is not None else None
     kinds = {k for r in rules if r.code != UNUSED_SUPPRESSION for k in r.kinds}
     _, files = collect(paths, settings)
-    cwd = Path(os.getcwd())
+    cwd = os.getcwd()
     codes = tuple(r.code for r in rules)
     # A link inside the tree is not followed: its target is checked where it lies.
     jobs = [FileJob(f, display_path(f, cwd), settings, codes) for f in files
