@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping
 from hipport.errors import HipportError
 from hipport.findings import EFFORTS
 from hipport.rules import CATEGORY_CODES
+from hipport.words import plural
 
 BUILD_KINDS = frozenset({"cmake", "make", "setup.py", "docker", "requirements", "pyproject", "shell"})
 SOURCE_KINDS = frozenset({"cuda", "cpp"})
@@ -218,10 +219,6 @@ def _rate_text(r: Range, unit: str) -> str:
     return f"{fmt_hours(r.likely)} {unit} ({fmt_hours(r.low)}–{fmt_hours(r.high)})"
 
 
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
 def compute(counts: Counts, rates: Rates) -> dict:
     """The estimate as the report stores it: items with their arithmetic, totals, rates."""
     items: list[dict] = []
@@ -236,7 +233,7 @@ def compute(counts: Counts, rates: Rates) -> dict:
     if counts.references:
         minutes = rates.review_minutes
         add("review", "review", counts.references, minutes.scaled(1 / 60), 1.0, "hours per reference",
-            f"{_plural(counts.references, 'converted CUDA API reference')} × "
+            f"{plural(counts.references, 'converted CUDA API reference')} × "
             f"{_rate_text(minutes, 'min')} review")
     grouped: dict[tuple[str, str], int] = {}
     severity_of: dict[tuple[str, str], str] = {}
@@ -248,19 +245,19 @@ def compute(counts: Counts, rates: Rates) -> dict:
     for (category, effort), n in sorted(grouped.items(), key=lambda kv: (kv[0][0], EFFORTS.index(kv[0][1]))):
         rate = rates.effort_hours[effort]
         mult = rates.multiplier(category)
-        text = f"{_plural(n, category + ' finding')} ({effort} effort) × {_rate_text(rate, 'h')}"
+        text = f"{plural(n, category + ' finding')} ({effort} effort) × {_rate_text(rate, 'h')}"
         if mult != 1.0:
             text += f" × {mult:g} for {category}"
         add("finding", category, n, rate, mult, "hours per finding", text, category=category,
             effort=effort, severity=severity_of[(category, effort)])
     if counts.kernels:
         add("kernel", "kernels", counts.kernels, rates.kernel_hours, 1.0, "hours per kernel",
-            f"{_plural(counts.kernels, 'kernel')} × {_rate_text(rates.kernel_hours, 'h')} "
+            f"{plural(counts.kernels, 'kernel')} × {_rate_text(rates.kernel_hours, 'h')} "
             f"to build, run and check on an AMD GPU")
     if counts.build_files:
         add("build-file", "build files", counts.build_files, rates.build_file_hours, 1.0,
             "hours per build file",
-            f"{_plural(counts.build_files, 'build file')} × {_rate_text(rates.build_file_hours, 'h')}")
+            f"{plural(counts.build_files, 'build file')} × {_rate_text(rates.build_file_hours, 'h')}")
     total = ZERO
     by_group: dict[str, Range] = {}
     for it in items:
@@ -299,8 +296,8 @@ def format_text(report: Mapping) -> str:
     out.append(f"{s['files']} files, {s['changed']} changed; "
                + (f"{pct:g}% of {refs} CUDA API references converted automatically; " if pct is not None
                   else "no CUDA API references; ")
-               + f"{_plural(s['findings'], 'finding')}; {_plural(s.get('kernels', 0), 'kernel')}; "
-               + f"{_plural(s.get('build_files', 0), 'build file')}")
+               + f"{plural(s['findings'], 'finding')}; {plural(s.get('kernels', 0), 'kernel')}; "
+               + f"{plural(s.get('build_files', 0), 'build file')}")
     out.append("")
     width = max([len(it["text"]) for it in est["items"]] + [20])
     for it in est["items"]:
@@ -346,7 +343,7 @@ class Calibration:
     kept: tuple[str, ...]  # columns absent or all zero: configured rates kept
 
     def lines(self) -> list[str]:
-        out = [f"Calibrated on {_plural(self.rows, 'past port')} (least squares, rates >= 0; "
+        out = [f"Calibrated on {plural(self.rows, 'past port')} (least squares, rates >= 0; "
                f"RMS error {fmt_hours(self.rms)} h):"]
         for col, v in self.fitted.items():
             shown = f"{v * 60:.3g} min" if col == "references" else f"{v:.3g} h"
@@ -439,7 +436,7 @@ def calibrate(text: str, base: Rates, where: str = "CSV") -> Calibration:
     if not used:
         raise HipportError(f"{where}: every count is zero; nothing to fit")
     if len(matrix) < len(used):
-        raise HipportError(f"{where}: {_plural(len(matrix), 'row')} cannot fit {len(used)} rates "
+        raise HipportError(f"{where}: {plural(len(matrix), 'row')} cannot fit {len(used)} rates "
                            f"({', '.join(cols[i] for i in used)}); give at least {len(used)} past ports")
     a = [[row[i] for i in used] for row in matrix]
     x = nnls(a, hours)

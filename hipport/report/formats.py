@@ -17,6 +17,7 @@ from hipport import __version__
 from hipport.findings import SEVERITIES, Finding
 from hipport.rules import DOC_SECTIONS, Rule
 from hipport.suppress import normalize
+from hipport.words import plural
 
 if TYPE_CHECKING:
     from hipport.check import CheckResult
@@ -28,16 +29,12 @@ _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
-
-
 def summary_line(result: CheckResult) -> str:
-    n, files = len(result.findings), _plural(result.checked, "file")
+    n, files = len(result.findings), plural(result.checked, "file")
     by = Counter(f.severity for f in result.findings)
     if n:
-        parts = ", ".join(_plural(by[s], s) for s in reversed(SEVERITIES) if by[s])
-        line = f"Found {_plural(n, 'finding')} ({parts}) in {files}"
+        parts = ", ".join(plural(by[s], s) for s in reversed(SEVERITIES) if by[s])
+        line = f"Found {plural(n, 'finding')} ({parts}) in {files}"
     else:
         line = f"No findings in {files}"
     extra = []
@@ -47,7 +44,7 @@ def summary_line(result: CheckResult) -> str:
         extra.append(f"{result.baselined} in the baseline")
     failed = len(result.failed)
     if failed:
-        extra.append(f"{_plural(failed, 'file')} failed")
+        extra.append(f"{plural(failed, 'file')} failed")
     return line + (f" ({'; '.join(extra)})" if extra else "") + "."
 
 

@@ -23,6 +23,7 @@ from hipport.config import Settings
 from hipport.emit import write_atomic
 from hipport.findings import CATEGORY, EFFORT, EFFORTS, SEVERITIES, SEVERITY
 from hipport.results import FileResult, json_entry
+from hipport.words import plural
 
 REPORT_VERSION = 1
 TOP_RISKS = 5
@@ -367,15 +368,11 @@ def from_paths(paths: list[Path], settings: Settings, rates: est.Rates | None = 
     return build(records, settings, tools(settings)[0].target_hip, root=root, rates=rates)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
-
-
 def summary_lines(report: dict) -> list[str]:
     """What `port` prints after its counts line: findings by severity and the estimate."""
     s = report["summary"]
     by = s["by_severity"]
-    parts = [_plural(by[sev], sev) for sev in reversed(SEVERITIES) if by.get(sev)]
+    parts = [plural(by[sev], sev) for sev in reversed(SEVERITIES) if by.get(sev)]
     findings = f"findings: {', '.join(parts)}" if parts else "findings: none"
     pct = s["pct_converted"]
     converted = (f"{pct:g}% of {s['api_references']} CUDA API references converted automatically"
