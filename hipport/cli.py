@@ -12,6 +12,7 @@ from hipport import __version__
 from hipport.cache import cache_dir
 from hipport.config import load_settings, parse_target
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
+from hipport.words import plural
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -83,7 +84,7 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
             click.echo(f"{r['source']}: {r['status']}: {r['reason']}", err=True)
     counts = runner.summarize(records)
     if mode != runner.STDOUT:
-        line = (f"{counts['files']} files: {counts['changed']} changed, {counts['replacements']} replacements, "
+        line = (f"{plural(counts['files'], 'file')}: {counts['changed']} changed, {counts['replacements']} replacements, "
                 f"{counts['skipped']} skipped, {counts['failed']} failed")
         if mode == runner.OUT:
             line += f"; output in {out}"

@@ -28,6 +28,7 @@ from typing import Callable, Iterable
 
 from hipport.config import Settings
 from hipport.errors import HipportError
+from hipport.words import plural
 
 INSTALL_HINT = (
     "hipcc not found. Install a HIP compiler, e.g. Debian's HIP 5.2 toolchain:\n"
@@ -303,7 +304,7 @@ def failed(outcomes: Iterable[Outcome], strict: bool = False) -> bool:
 
 def summary(outcomes: list[Outcome]) -> str:
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in (OK, FAIL, MISSING)}
-    line = f"{len(outcomes)} files: {counts[OK]} OK, {counts[FAIL]} FAIL"
+    line = f"{plural(len(outcomes), 'file')}: {counts[OK]} OK, {counts[FAIL]} FAIL"
     if counts[MISSING]:
         line += f", {counts[MISSING]} MISSING (a library header not installed here)"
     return line

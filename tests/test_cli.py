@@ -168,6 +168,7 @@ def test_out_given_a_single_file(tmp_path, capsysbinary):
     assert hipport("port", src / "src" / "k.cu", "-o", out) == 0
     assert files_under(out).keys() == {"k.cu"}
     assert b"hipMemcpyHostToDevice" in (out / "k.cu").read_bytes()
+    assert capsysbinary.readouterr().err.startswith(b"1 file: 1 changed,")
 
 
 # --- --stdout ---------------------------------------------------------------------------------
