@@ -93,18 +93,6 @@ def _callee_before(data: bytes, p: int) -> str | None:
     return data[i:end].decode("ascii")
 
 
-def _in_directive(data: bytes, offset: int) -> bool:
-    """Whether `offset` sits in a preprocessor line (a `#define` body, with continuations)."""
-    start = data.rfind(b"\n", 0, offset) + 1
-    while start > 1:
-        prev_end = start - 1  # the newline ending the previous line
-        body_end = prev_end - 1 if data[prev_end - 1 : prev_end] == b"\r" else prev_end
-        if data[body_end - 1 : body_end] != b"\\":
-            break
-        start = data.rfind(b"\n", 0, body_end) + 1
-    return data[start:offset].lstrip(b" \t").startswith(b"#")
-
-
 def _kernel_after(data: bytes, start: int) -> tuple[bytes, bool] | None:
     """Name of the function whose `__global__` ends at `start`, and whether it has a body."""
     window = data[start : start + _LOOKAHEAD]
@@ -177,7 +165,7 @@ def scan(lexed: Lexed) -> Scan:
 
     kernels: list[Kernel] = []
     for tok in lexed.identifiers:
-        if tok.text != b"__global__" or _in_directive(data, tok.start):
+        if tok.text != b"__global__" or lexed.in_directive(tok.start):
             continue
         found = _kernel_after(data, tok.end)
         if found is not None:
@@ -185,7 +173,7 @@ def scan(lexed: Lexed) -> Scan:
     launches: list[Launch] = []
     for p in lexed.find_launches():
         name = _callee_before(data, p)
-        if name is not None and not _in_directive(data, p):
+        if name is not None and not lexed.in_directive(p):
             launches.append(Launch(name, line(p), "<<<>>>"))
     for pattern, syntax in ((_GGL, "hipLaunchKernelGGL"), (_LAUNCH_API, "launch-api")):
         if pattern is _GGL and b"hipLaunchKernelGGL" not in data:
@@ -193,7 +181,7 @@ def scan(lexed: Lexed) -> Scan:
         if pattern is _LAUNCH_API and b"LaunchKernel" not in data:
             continue
         for m in pattern.finditer(data):
-            if lexed.in_comment_or_string(m.start()) or _in_directive(data, m.start()):
+            if lexed.in_comment_or_string(m.start()) or lexed.in_directive(m.start()):
                 continue
             launches.append(Launch(_last_name(m.group(1)), line(m.start()), syntax))
     launches.sort(key=lambda x: (x.line, x.name))

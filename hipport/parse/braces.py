@@ -39,9 +39,7 @@ class Braces:
     def __init__(self, lexed: Lexed):
         self._lexed = lexed
         data = lexed.data
-        skip = lexed.in_comment_or_string
-        self._line_starts = [d.start for d in lexed.directives]
-        self._line_ends = lexed.directive_ends
+        skip, in_directive = lexed.in_comment_or_string, lexed.in_directive
         self.opens: list[int] = []
         self.closes: list[int] = []
         self.parents: list[int] = []
@@ -49,7 +47,7 @@ class Braces:
         stack: list[int] = []
         for m in _BRACE.finditer(data):
             at = m.start()
-            if self.in_directive(at) or skip(at):
+            if in_directive(at) or skip(at):
                 continue
             if data[at] == 0x7B:  # {
                 self.parents.append(stack[-1] if stack else -1)
@@ -64,11 +62,6 @@ class Braces:
         if stack:
             self.balanced = False
         self._kinds: dict[int, str] = {}
-
-    def in_directive(self, offset: int) -> bool:
-        """Whether `offset` is on a directive line (a macro body, an #if condition, ...)."""
-        i = bisect.bisect_right(self._line_starts, offset) - 1
-        return i >= 0 and offset <= self._line_ends[i]
 
     def innermost(self, offset: int) -> int:
         """Index of the innermost brace pair holding `offset`; -1 at file scope."""
@@ -121,10 +114,10 @@ class Braces:
     def code_before(self, offset: int) -> int:
         """End of the last code byte before `offset`, stepping over comments and directive
         lines (`#pragma omp parallel` before a block)."""
-        end = self._lexed.previous_code(offset)
-        while end > 0 and self.in_directive(end - 1):
-            i = bisect.bisect_right(self._line_starts, end - 1) - 1
-            end = self._lexed.previous_code(self._line_starts[i])
+        lexed = self._lexed
+        end = lexed.previous_code(offset)
+        while end > 0 and (i := lexed.directive_at(end - 1)) >= 0:
+            end = lexed.previous_code(lexed.directives[i].start)
         return end
 
 

@@ -37,7 +37,7 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
         while i >= 0 and braces.kind(i) == LINKAGE:
             i = braces.parents[i]  # inside `extern "C" {` is the scope around it
         in_block = i >= 0 and braces.kind(i) == BLOCK
-        if (in_block and not says_template) or braces.in_directive(s):
+        if (in_block and not says_template) or lexed.in_directive(s):
             continue  # most names: a use in a body; a macro body is text to the parser
         end = lexed.previous_code(s)
         if says_template and data[max(0, end - 8) : end].endswith(b"template"):
@@ -107,7 +107,7 @@ def may_be_declarator(lexed: Lexed, start: int) -> bool:
     """Whether the identifier at `start` may be the name that a declaration at any scope
     declares (False: certainly a use). A name on a directive line is text to the parser."""
     braces = lexed.braces
-    if braces.in_directive(start):
+    if lexed.in_directive(start):
         return False
     data = lexed.data
     end = braces.code_before(start)

@@ -72,6 +72,19 @@ class Lexed:
                 for d in self.directives]
 
     @cached_property
+    def _directive_starts(self) -> list[int]:
+        return [d.start for d in self.directives]
+
+    def directive_at(self, offset: int) -> int:
+        """Index of the directive whose line (continuations included) holds `offset`; -1 if
+        none (a macro body, an #if condition and the like are directive lines)."""
+        i = bisect.bisect_right(self._directive_starts, offset) - 1
+        return i if i >= 0 and offset <= self.directive_ends[i] else -1
+
+    def in_directive(self, offset: int) -> bool:
+        return self.directive_at(offset) >= 0
+
+    @cached_property
     def braces(self):
         """The brace structure (parse.braces.Braces), built on first use."""
         from hipport.parse.braces import Braces  # noqa: PLC0415 - that module builds on this one

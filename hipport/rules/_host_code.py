@@ -159,7 +159,7 @@ def _head_start(ctx, offset: int) -> int:
     at = offset
     while True:
         at = max(data.rfind(b";", 0, at), data.rfind(b"{", 0, at), data.rfind(b"}", 0, at))
-        if at < 0 or (ctx.in_code(at) and not ctx.lexed.braces.in_directive(at)):
+        if at < 0 or (ctx.in_code(at) and not ctx.lexed.in_directive(at)):
             return at + 1
 
 

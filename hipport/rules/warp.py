@@ -651,7 +651,7 @@ def _sync_first_args(ctx) -> list[bytes] | None:
     for m in _SYNC_NAME.finditer(data):
         at = m.start()
         if not _is_sync_call(m.group().decode()) or lexed.in_comment_or_string(at) \
-                or lexed.braces.in_directive(at) or not sx.relevant(ctx, at):
+                or lexed.in_directive(at) or not sx.relevant(ctx, at):
             continue
         open_at = m.end()
         while data[open_at : open_at + 1] in (b" ", b"\t"):
