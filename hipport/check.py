@@ -182,7 +182,7 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
     """Every job's FileCheck, in job order. Cache hits are answered here, a few hundred keys per
     query; only the misses are analyzed (by workers when there are many), and their results
     are stored a batch per transaction."""
-    cache = open_cache(cache_root, "check", (settings.cache_key(), settings.max_file_bytes, codes))
+    cache = open_cache(cache_root, "check", (settings.cache_key(), codes))
     results: list[FileCheck | None] = [None] * len(jobs)
     misses: list[tuple[int, bytes, FileJob]] = []  # (index, cache key, job with its bytes)
     for start in range(0, len(jobs), _BATCH):

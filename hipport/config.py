@@ -40,7 +40,7 @@ class Settings:
     def cache_key(self) -> tuple:
         """Everything that changes a file's port result."""
         return (self.launch_syntax, self.target_hip, self.libs, self.experimental, self.rename,
-                self.torch_hipify)
+                self.torch_hipify, self.max_file_bytes)
 
 
 def parse_target(text: str) -> tuple[int, int]:

@@ -160,8 +160,12 @@ def scan(lexed: Lexed) -> Scan:
     data = lexed.data
     if not might_have_kernels(data):
         return Scan()
-    def line(offset: int) -> int:  # a file has few kernels and launches: no line index
-        return data.count(b"\n", 0, offset) + 1
+    last = [0, 1]  # the last offset asked and its line: offsets mostly come in order
+
+    def line(offset: int) -> int:
+        at, n = last if offset >= last[0] else (0, 1)
+        last[:] = offset, n + data.count(b"\n", at, offset)
+        return last[1]
 
     kernels: list[Kernel] = []
     for tok in lexed.identifiers:

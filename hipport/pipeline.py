@@ -82,9 +82,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         notes += [f"line {src.line_col(offset)[0]}: {text}" for offset, text in renamed_ids.notes]
         include_edits, included = rewrite_includes(lexed, mappings, _renamed_includes(lexed, rel, renamed))
         edits += include_edits
-        torch, torch_notes = torch_edits(lexed, settings.torch_hipify, edits)
-        edits += torch
-        notes += [f"line {src.line_col(offset)[0]}: {text}" for offset, text in torch_notes]
+        edits += torch_edits(lexed, settings.torch_hipify, edits)
         if settings.launch_syntax == "hip":
             launch, skipped = launch_edits(lexed)
             edits += launch

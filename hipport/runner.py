@@ -155,7 +155,7 @@ def _fill(outcomes: list, misses: list[tuple[int, _Read]], ported: list[Outcome]
 
 def _cache(job: Job) -> Cache:
     settings = job.settings
-    return open_cache(job.cache_root, "port", (settings.cache_key(), settings.max_file_bytes, job.renamed))
+    return open_cache(job.cache_root, "port", (settings.cache_key(), job.renamed))
 
 
 def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Read]]]:
@@ -252,7 +252,7 @@ def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:
 
     if cache_root is None:
         return resolve()
-    return open_cache(cache_root, "port", (settings.cache_key(), settings.max_file_bytes)).memo("target-hip", resolve)
+    return open_cache(cache_root, "port", (settings.cache_key(),)).memo("target-hip", resolve)
 
 
 def _link(job: Job, out_rel: str) -> Outcome:

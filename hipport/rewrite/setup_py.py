@@ -258,7 +258,8 @@ class _Editor:
         self.out.edits.append(Edit(s, e, ", ".join(quoted).encode(), label, old))
         return True
 
-    def delete(self, slot: Slot, label: str, old: str) -> bool:
+    def delete(self, slot: Slot, old: str) -> bool:
+        """Queue a removal; finish() makes the edits (with its label)."""
         if id(slot.node) in self.done:
             return False
         if slot.container is None:
@@ -384,17 +385,17 @@ def _pair(editor: _Editor, flag: Slot, value: Slot, rule, text: str) -> None:
     old = f"{flag.node.value} {text}"
     s = editor.mod.span(flag.node)[0]
     if rule.action in ("drop", "arch"):
-        editor.delete(flag, "nvcc-flag", flag.node.value)
-        editor.delete(value, "nvcc-flag", text)
+        editor.delete(flag, flag.node.value)
+        editor.delete(value, text)
         why = _ARCH_WHY if rule.action == "arch" else rule.note
         editor.out.note(s, f"`{old}` removed: {why}")
     elif rule.action == "unwrap":
-        editor.delete(flag, "nvcc-flag", flag.node.value)
+        editor.delete(flag, flag.node.value)
         editor.out.note(s, f"`{flag.node.value}` removed, `{text}` kept: {rule.note}")
     else:
         words = rule.hip.replace("{value}", text).split()
         if editor.replace(flag, words, "nvcc-flag", old):
-            editor.delete(value, "nvcc-flag", text)
+            editor.delete(value, text)
             editor.out.note(s, f"`{old}` -> `{' '.join(words)}`: {rule.note}")
 
 
@@ -411,7 +412,7 @@ def _single(editor: _Editor, slot: Slot) -> None:
     new = apply_edits(body, res.edits).decode("utf-8")
     s = editor.mod.span(node)[0]
     words = new.split() if len(word.split()) == 1 else [new]
-    done = editor.delete(slot, "nvcc-flag", word) if not new.strip() else editor.replace(slot, words, "nvcc-flag", word)
+    done = editor.delete(slot, word) if not new.strip() else editor.replace(slot, words, "nvcc-flag", word)
     if done:
         for _, text in res.notes:
             editor.out.note(s, text)

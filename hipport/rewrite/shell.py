@@ -579,7 +579,7 @@ _REQUIREMENT = re.compile(rb"(?<![\w./=-])([A-Za-z0-9][\w.-]*)(?:\[[^\]\s]*\])?(
 
 def pip_notes(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:
     """Notes for CUDA-only packages installed with pip (cuda-only-library's table)."""
-    from hipport.rules.cuda_only_library import PYTHON_PACKAGES  # noqa: PLC0415 - the rule's own data
+    from hipport.rules.cuda_only_library import python_package  # noqa: PLC0415 - the rule's own data
 
     end = len(data) if end is None else end
     out = Rewritten()
@@ -593,8 +593,7 @@ def pip_notes(data: bytes, comments: Spans, start: int = 0, end: int | None = No
                 continue
             if comments.covers(m.start(1) + r.start(1)):
                 continue
-            norm = re.sub(r"[-_.]+", "-", word).lower()
-            pkg = next((p for p in PYTHON_PACKAGES if re.fullmatch(p.pattern, norm)), None)
+            pkg = python_package(word)
             if pkg is not None:
                 out.note(m.start(1) + r.start(1), f"cuda-only-library: `{word}`: {pkg.what}; use {pkg.alternative}")
     return out

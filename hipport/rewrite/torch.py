@@ -70,16 +70,15 @@ def is_torch_source(lexed: Lexed) -> bool:
     return any(not lexed.in_comment_or_string(m.start()) for m in _TORCH_NAMESPACE.finditer(data))
 
 
-def torch_edits(lexed: Lexed, variant: str, taken: list[Edit]) -> tuple[list[Edit], list[tuple[int, str]]]:
+def torch_edits(lexed: Lexed, variant: str, taken: list[Edit]) -> list[Edit]:
     """Edits for PyTorch header paths and names; never overlapping an edit in `taken`."""
     if variant not in VARIANTS:
         raise ValueError(f"torch-hipify must be one of {', '.join(VARIANTS)}, not {variant!r}")
     data = lexed.data
     if not is_torch_source(lexed):
-        return [], []
+        return []
     spans = sorted((e.start, e.end) for e in taken)
     edits: list[Edit] = []
-    notes: list[tuple[int, str]] = []
 
     def free(s: int, e: int) -> bool:
         return not any(a < e and s < b or (a == b == s) for a, b in spans)
@@ -102,4 +101,4 @@ def torch_edits(lexed: Lexed, variant: str, taken: list[Edit]) -> tuple[list[Edi
             if q is not None and q.group(1) not in _TORCH_NAMESPACES:
                 continue  # the project's own name (myns::CUDAStream), not PyTorch's
             edits.append(Edit(m.start(), m.end(), names[old].encode(), "torch", old))
-    return edits, notes
+    return edits

@@ -34,9 +34,9 @@ CAPABILITY_NAMES = {
     "cuDeviceComputeCapability": "query",
 }
 # Device-property objects: declared with one of these types, or returned by these calls.
-_PROP_TYPES = rb"(?:cudaDeviceProp|hipDeviceProp_t|CUdevprop)"
+_PROP_TYPES = (b"cudaDeviceProp", b"hipDeviceProp_t", b"CUdevprop")
 _PROP_DECL = re.compile(
-    _PROP_TYPES + rb"\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]")
+    b"(?:" + b"|".join(_PROP_TYPES) + rb")\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]")
 _PROP_AUTO = re.compile(
     rb"\bauto\s*[*&]*\s*([A-Za-z_]\w*)\s*=\s*[\w:]*get(?:Current)?DeviceProperties\s*\(")
 _PROP_CALL_MEMBER = re.compile(
@@ -238,7 +238,7 @@ def _prop_objects(data: bytes) -> set[bytes]:
     """Names of the device-property objects the file declares. The regexes start with an
     alternation, which re cannot search for quickly: a substring test skips most files."""
     props = set()
-    if b"DeviceProp" in data or b"CUdevprop" in data:
+    if any(t in data for t in _PROP_TYPES):
         props.update(m.group(1) for m in _PROP_DECL.finditer(data))
     if b"DeviceProperties" in data:
         props.update(m.group(1) for m in _PROP_AUTO.finditer(data))

@@ -182,12 +182,10 @@ def tests_rocm(expr: ast.AST) -> bool:
     return False
 
 
-def rocm_split_lines(data: bytes, tree: ast.AST | None = None) -> list[tuple[int, int]]:
+def rocm_split_lines(tree: ast.AST | None) -> list[tuple[int, int]]:
     """Line ranges of Python `if`/ternary constructs whose condition tests for ROCm: both of
-    their branches are already platform-specific, so neither is a porting finding. `tree` is
-    data's syntax tree where the caller has it."""
-    if tree is None:
-        tree = parse_python(data)
+    their branches are already platform-specific, so neither is a porting finding. `tree`: the
+    file's syntax tree (None: it did not parse)."""
     if tree is None:
         return []
     return [(node.lineno, node.end_lineno) for node in ast.walk(tree)
@@ -210,7 +208,7 @@ def python_string_tokens(ctx) -> list[tuple[int, bytes]]:
 def _python_build_strings(ctx) -> list[tuple[int, bytes]]:
     """The string literals that count as build text: those outside ROCm-split constructs."""
     data = ctx.data
-    split = rocm_split_lines(data, python_tree(ctx))
+    split = rocm_split_lines(python_tree(ctx))
     if not split:
         return python_string_tokens(ctx)
     newlines = [m.start() for m in re.finditer(rb"\n", data)]

@@ -85,13 +85,6 @@ def _library_for_include(raw_path: bytes) -> Library | None:
     return _library_for_header(raw_path.decode("utf-8", "replace"))
 
 
-def _minimal(words) -> tuple[bytes, ...]:
-    """The words that contain no other word: a text containing any of `words` contains one of
-    these, so they make the same trigger with fewer searches."""
-    words = set(words)
-    return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
-
-
 _LEADING_LITERAL = re.compile(r"\\b(\w+)")
 
 
@@ -140,7 +133,7 @@ def _top_level_alternatives(regex: str) -> list[str]:
 # contains (cheap `in` tests that skip the regex pass in most files).
 _API = tuple((lib, re.compile(lib.api.encode()), _literal_prefixes(lib.api))
              for lib in LIBRARIES if lib.api)
-_API_TRIGGERS = _minimal(p for _, _, prefixes in _API for p in prefixes)
+_API_TRIGGERS = tuple(sorted({p for _, _, prefixes in _API for p in prefixes}))
 
 
 def _advice(lib: Library) -> str:
@@ -332,7 +325,8 @@ _CUDA_TORCH = re.compile(r"\b(?:torch|torchvision|torchaudio)\s*==\s*[\w.]+\+cu\
 _CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?cu\d+")
 
 
-def _package(name: str) -> PythonPackage | None:
+def python_package(name: str) -> PythonPackage | None:
+    """The table's CUDA-only Python package a pip/requirements name is (PEP 503 normalized)."""
     norm = re.sub(r"[-_.]+", "-", name).lower()
     for pkg in PYTHON_PACKAGES:
         if re.fullmatch(pkg.pattern, norm):
@@ -345,7 +339,7 @@ def _requirement_hits(text: str, base: int, data: bytes) -> list[Hit]:
     out = []
     m = _REQ_NAME.match(text)
     if m and not text.lstrip().startswith("-"):
-        pkg = _package(m.group(1))
+        pkg = python_package(m.group(1))
         if pkg is not None:
             s = base + len(text[: m.start(1)].encode())
             e = s + len(m.group(1).encode())

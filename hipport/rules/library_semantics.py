@@ -317,9 +317,7 @@ def _compute_family_hits(ctx) -> dict[str, list[Hit]]:
     out: dict[str, list[Hit]] = {f.code: [] for f in FAMILIES}
     for start, end, name, entry in table_name_uses(ctx, _may_concern_a_family):
         matched = _family_patterns(name)
-        risky = entry.risk == "library-semantics"
-        if matched is None and not risky:
-            continue  # the common case: nothing any family reports
+        risky = entry.risk == "library-semantics"  # or matched: _may_concern_a_family chose it
         if ctx.mappings.unsupported_reason(name):
             continue  # does not map here: unsupported-api reports it
         for i, family in enumerate(FAMILIES):

@@ -26,13 +26,6 @@ MANAGED_HINTS = {
 MANAGED_NAMES = frozenset(MANAGED_ALLOCATIONS) | frozenset(MANAGED_HINTS)
 
 
-def _triggers(names) -> tuple[bytes, ...]:
-    """The names as pre-check bytes, less those that contain another (`cuMemAdvise_v2` holds
-    `cuMemAdvise`): the same files pass, with fewer checks."""
-    words = [n.encode() for n in names]
-    return tuple(w for w in words if not any(o != w and o in w for o in words))
-
-
 def _uses(ctx, table: dict[str, str]):
     for start, end, name in identifier_uses(ctx, table):
         if ctx.mappings.unsupported_reason(name):
@@ -42,7 +35,7 @@ def _uses(ctx, table: dict[str, str]):
 
 @rule(code="HP1001", name="managed-memory-allocation", category="unified-memory",
       severity="warning", effort="medium",
-      triggers=_triggers(MANAGED_ALLOCATIONS))
+      triggers=tuple(n.encode() for n in MANAGED_ALLOCATIONS))
 def managed_memory_allocation(ctx):
     """Reports managed (unified) memory: cudaMallocManaged, cuMemAllocManaged, __managed__.
 
@@ -72,7 +65,7 @@ def managed_memory_allocation(ctx):
 
 @rule(code="HP1002", name="managed-memory-hint", category="unified-memory",
       severity="warning", effort="medium",
-      triggers=_triggers(MANAGED_HINTS))
+      triggers=tuple(n.encode() for n in MANAGED_HINTS))
 def managed_memory_hint(ctx):
     """Reports prefetch, advice and stream-attach hints on managed memory.
 
