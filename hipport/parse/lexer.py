@@ -19,12 +19,18 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, NamedTuple
 
+try:
+    from hipport.parse import _scan  # the C scanner, built by setup.py where a compiler exists
+except ImportError:  # pragma: no cover - a pure-Python install
+    _scan = None
+
 # Device-code markers: nvcc includes cuda_runtime.h implicitly where these appear; hipcc does not.
 DEVICE_MARKERS = frozenset(
     b"__global__ __device__ __shared__ __constant__ __managed__ __launch_bounds__ "
     b"__syncthreads threadIdx blockIdx blockDim gridDim warpSize".split()
 )
 
+_WORD_CHARS = re.compile(rb"\w+")  # ASCII in a bytes pattern
 _NUMBER = rb"\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z])|[eEpP][+-])*"
 _STRING_PREFIX = rb"(?:u8|[uUL])?"
 
@@ -177,12 +183,16 @@ class Lexer:
     """Built once per set of candidate prefixes (they come from the mapping tables)."""
 
     def __init__(self, prefixes: Iterable[bytes]):
-        alt = trie_pattern(set(prefixes) | DEVICE_MARKERS)
+        prefixes = set(prefixes)
+        alt = trie_pattern(prefixes | DEVICE_MARKERS)
         # Consumed silently: spaces and punctuation, newlines not opening a directive, numbers,
         # and words that neither start with a candidate prefix nor open a prefixed literal.
+        # At the start of the data, a directive line (after a BOM, and maybe indented) is
+        # not skipped: the skip takes just the BOM and leaves `[ \t]*#` to `pp`.
         skip = (
-            rb"(?:[^/\"'A-Za-z_0-9\n.#]+|\n(?![ \t]*\#)|\.(?![0-9])|/(?![/*])|" + _NUMBER
-            + rb"|(?!(?:" + alt + rb")|" + _STRING_PREFIX + rb"R?['\"])[A-Za-z_]\w*)*+"
+            rb"(?:(?=\A(?:\xef\xbb\xbf)?[ \t]*\#)(?:\xef\xbb\xbf)?"
+            rb"|(?:[^/\"'A-Za-z_0-9\n.#]+|\n(?![ \t]*\#)|\.(?![0-9])|/(?![/*])|" + _NUMBER
+            + rb"|(?!(?:" + alt + rb")|" + _STRING_PREFIX + rb"R?['\"])[A-Za-z_]\w*)*+)"
         )
         token = (
             rb"(?P<lc>//(?:\\\r?\n|[^\n])*)"
@@ -199,6 +209,16 @@ class Lexer:
             rb"|(?P<end>\Z)"
         )
         self._source = skip + rb"(?:" + token + rb")"
+        # The C scanner (parse/_scan.c) needs the prefixes sorted and prefix-free, and made of
+        # word characters; where it is not built, or they are not, the regex does the work.
+        words = set(prefixes) | DEVICE_MARKERS
+        self._prefixes = None
+        if _scan is not None and all(_WORD_CHARS.fullmatch(w) for w in words):
+            kept: list[bytes] = []
+            for w in sorted(words):  # a word sorts right after any of its own prefixes
+                if not (kept and w.startswith(kept[-1])):
+                    kept.append(w)
+            self._prefixes = tuple(kept)
 
     @cached_property
     def _pattern(self) -> re.Pattern[bytes]:
@@ -206,10 +226,19 @@ class Lexer:
         return re.compile(self._source, re.S)
 
     def lex(self, data: bytes) -> Lexed:
-        out = Lexed(data)
-        ids, comments, strings, directives = out.identifiers, out.comments, out.strings, out.directives
-        stack: list[list[int]] = []  # open #if blocks: [block id, branch number]
-        next_block = 0
+        if self._prefixes is not None:
+            ids, comments, strings, raw = _scan.scan(data, self._prefixes, Token)
+        else:
+            ids, comments, strings, raw = self.regex_scan(data)
+        return Lexed(data, ids, comments, strings, _directives(data, raw))
+
+    def regex_scan(self, data: bytes) -> tuple[list, list, list, list]:
+        """The token stream by the compiled regex: what `_scan.scan` returns (see there),
+        and the reference it is tested against."""
+        ids: list[Token] = []
+        comments: list[tuple[int, int]] = []
+        strings: list[tuple[int, int]] = []
+        raw: list[tuple[int, int, int, int, int]] = []
         # Group numbers, not names: the loop runs once per token of every file.
         groups = self._pattern.groupindex
         ident, end, pp = groups["id"], groups["end"], groups["pp"]
@@ -228,30 +257,46 @@ class Lexer:
             elif kind in string_groups:
                 strings.append(m.span(kind))
             elif kind == pp:
-                s, _ = m.span("pp")
-                if data[s : s + 1] == b"\n":
-                    s += 1
-                name = m.group("dir") or b""
-                if name in (b"if", b"ifdef", b"ifndef"):
-                    stack.append([next_block, 0])
-                    next_block += 1
-                elif name in (b"elif", b"else", b"elifdef", b"elifndef") and stack:
-                    stack[-1][1] += 1
-                branch = tuple((b, n) for b, n in stack)
-                if name == b"endif" and stack:
-                    stack.pop()
-                line_end = data.find(b"\n", s)
-                line_end = len(data) if line_end < 0 else line_end
-                if data[line_end - 1 : line_end] == b"\r":
-                    line_end -= 1
+                inc = m.group("inc")
+                ns, ne = m.span("dir") if m.group("dir") is not None else (m.start("inc"),) * 2 \
+                    if inc is not None else (m.end(kind),) * 2
                 ps = pe = -1
-                if m.group("inc") is not None and name in (b"include", b"include_next", b"import"):
-                    ps, pe = m.span("inc")
-                    ps = data.index(m.group("inc").lstrip(b" \t")[:1], ps)
-                elif m.group("inc") is not None:
+                if inc is not None and data[ns:ne] in _INCLUDES:
+                    pe = m.end("inc")
+                    ps = pe - len(inc.lstrip(b" \t"))
+                elif inc is not None:
                     strings.append(m.span("inc"))
-                directives.append(Directive(s, line_end, name, branch, ps, pe))
-        return out
+                raw.append((m.start(kind), ns, ne, ps, pe))
+        return ids, comments, strings, raw
+
+
+_INCLUDES = (b"include", b"include_next", b"import")
+
+
+def _directives(data: bytes, raw: list[tuple[int, int, int, int, int]]) -> list[Directive]:
+    """Directive records from the scanner's (anchor, name start, name end, path start, path
+    end) tuples, each with the `#if` branch it sits in."""
+    out: list[Directive] = []
+    stack: list[list[int]] = []  # open #if blocks: [block id, branch number]
+    next_block = 0
+    for s, ns, ne, ps, pe in raw:
+        if data[s : s + 1] == b"\n":
+            s += 1
+        name = data[ns:ne]
+        if name in (b"if", b"ifdef", b"ifndef"):
+            stack.append([next_block, 0])
+            next_block += 1
+        elif name in (b"elif", b"else", b"elifdef", b"elifndef") and stack:
+            stack[-1][1] += 1
+        branch = tuple((b, n) for b, n in stack)
+        if name == b"endif" and stack:
+            stack.pop()
+        line_end = data.find(b"\n", s)
+        line_end = len(data) if line_end < 0 else line_end
+        if data[line_end - 1 : line_end] == b"\r":
+            line_end -= 1
+        out.append(Directive(s, line_end, name, branch, ps, pe))
+    return out
 
 
 # Python's `\w` in a bytes pattern is ASCII-only, which is what C identifiers need.

@@ -1,0 +1,395 @@
+/* The lexer's regions pass in C: the same token stream as Lexer's compiled regex
+ * (hipport/parse/lexer.py), found by a byte loop instead of a backtracking engine.
+ *
+ * scan(data, prefixes, token_type) -> (identifiers, comments, strings, directives)
+ *   prefixes    sorted tuple of bytes, none a prefix of another (word characters only)
+ *   identifiers list of token_type(start, end, text): words starting with a prefix, in code
+ *   comments    list of (start, end)
+ *   strings     list of (start, end): literals, and a directive's quoted/bracketed operand
+ *               when the directive is not an include
+ *   directives  list of (start, name_start, name_end, path_start, path_end): start is the '#'
+ *               line's anchor (a newline, or 0), path_* are -1 unless an include-like
+ *               directive has a <...> or "..." operand (path_start is at the delimiter)
+ *
+ * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
+ * stays the reference (and the fallback where this module is not built), and the test suite
+ * compares the two on every fixture and on generated input.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+typedef struct {
+    const unsigned char *d;
+    Py_ssize_t n;
+    PyObject *prefixes; /* tuple of bytes */
+    Py_ssize_t nprefixes;
+} Scan;
+
+static inline int is_word(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+static inline int is_alpha_(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static inline int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static inline int is_alnum(unsigned char c) { return is_word(c) && c != '_'; }
+/* Bytes the regex's first skip class `[^/"'A-Za-z_0-9\n.#]` consumes in a run. */
+static inline int is_plain(unsigned char c) {
+    return !(is_word(c) || c == '/' || c == '"' || c == '\'' || c == '\n' || c == '.' || c == '#');
+}
+
+/* Whether the text at i starts with one of the prefixes: binary search for the greatest
+ * prefix <= the text; in a prefix-free set only that one can be a prefix of it. */
+static int starts_with_prefix(const Scan *s, Py_ssize_t i) {
+    Py_ssize_t lo = 0, hi = s->nprefixes, rest = s->n - i;
+    const unsigned char *t = s->d + i;
+    while (lo < hi) { /* first prefix > text */
+        Py_ssize_t mid = (lo + hi) / 2;
+        PyObject *p = PyTuple_GET_ITEM(s->prefixes, mid);
+        Py_ssize_t plen = PyBytes_GET_SIZE(p);
+        Py_ssize_t m = plen < rest ? plen : rest;
+        int c = memcmp(PyBytes_AS_STRING(p), t, (size_t)m);
+        if (c < 0 || (c == 0 && plen <= rest))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return 0;
+    PyObject *p = PyTuple_GET_ITEM(s->prefixes, lo - 1);
+    Py_ssize_t plen = PyBytes_GET_SIZE(p);
+    return plen <= rest && memcmp(PyBytes_AS_STRING(p), t, (size_t)plen) == 0;
+}
+
+/* Length of the string-literal prefix `u8`, `u`, `U`, `L` tried at i, in the regex's order
+ * (u8 first); `which` picks the option: 0 = u8, 1 = one letter, 2 = none. -1 if absent. */
+static Py_ssize_t prefix_option(const Scan *s, Py_ssize_t i, int which) {
+    const unsigned char *d = s->d;
+    if (which == 0)
+        return (i + 1 < s->n && d[i] == 'u' && d[i + 1] == '8') ? 2 : -1;
+    if (which == 1)
+        return (i < s->n && (d[i] == 'u' || d[i] == 'U' || d[i] == 'L')) ? 1 : -1;
+    return 0;
+}
+
+/* `(?:u8|[uUL])?R?['"]` at i. */
+static int opens_literal(const Scan *s, Py_ssize_t i) {
+    const unsigned char *d = s->d;
+    for (int w = 0; w < 3; w++) {
+        Py_ssize_t p = prefix_option(s, i, w);
+        if (p < 0)
+            continue;
+        Py_ssize_t j = i + p;
+        if (j < s->n && d[j] == 'R')
+            j++;
+        if (j < s->n && (d[j] == '"' || d[j] == '\''))
+            return 1;
+    }
+    return 0;
+}
+
+static Py_ssize_t word_end(const Scan *s, Py_ssize_t i) {
+    while (i < s->n && is_word(s->d[i]))
+        i++;
+    return i;
+}
+
+/* `\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z]))*` at i (caller checked the start). The
+ * regex's `[eEpP][+-]` branch is never reached: the first branch already takes the letter. */
+static Py_ssize_t number_end(const Scan *s, Py_ssize_t i) {
+    const unsigned char *d = s->d;
+    if (d[i] == '.')
+        i++;
+    i++; /* the digit */
+    while (i < s->n) {
+        unsigned char c = d[i];
+        if (is_word(c) || c == '.')
+            i++;
+        else if (c == '\'' && i + 1 < s->n && is_alnum(d[i + 1]))
+            i++;
+        else
+            break;
+    }
+    return i;
+}
+
+/* Whether `\n` at i opens a directive line: `\n[ \t]*#`. */
+static int opens_directive(const Scan *s, Py_ssize_t i) {
+    i++;
+    while (i < s->n && (s->d[i] == ' ' || s->d[i] == '\t'))
+        i++;
+    return i < s->n && s->d[i] == '#';
+}
+
+/* The regex's possessive skip: everything Python never sees. Returns where it stops. */
+static Py_ssize_t skip(const Scan *s, Py_ssize_t i) {
+    const unsigned char *d = s->d;
+    Py_ssize_t n = s->n;
+    while (i < n) {
+        unsigned char c = d[i];
+        if (is_plain(c)) {
+            i++;
+            while (i < n && is_plain(d[i]))
+                i++;
+        } else if (c == '\n') {
+            if (opens_directive(s, i))
+                return i;
+            i++;
+        } else if (c == '.') {
+            if (i + 1 < n && is_digit(d[i + 1]))
+                i = number_end(s, i);
+            else
+                i++;
+        } else if (c == '/') {
+            if (i + 1 < n && (d[i + 1] == '/' || d[i + 1] == '*'))
+                return i;
+            i++;
+        } else if (is_digit(c)) {
+            i = number_end(s, i);
+        } else if (is_alpha_(c)) {
+            if (starts_with_prefix(s, i) || opens_literal(s, i))
+                return i;
+            i = word_end(s, i);
+        } else {
+            return i; /* quote or '#' */
+        }
+    }
+    return i;
+}
+
+/* Raw string `PREFIX R"delim( ... )delim"`; returns its end or -1. */
+static Py_ssize_t raw_string(const Scan *s, Py_ssize_t i) {
+    const unsigned char *d = s->d;
+    Py_ssize_t n = s->n;
+    for (int w = 0; w < 3; w++) {
+        Py_ssize_t p = prefix_option(s, i, w);
+        if (p < 0)
+            continue;
+        Py_ssize_t j = i + p;
+        if (!(j + 1 < n && d[j] == 'R' && d[j + 1] == '"'))
+            continue;
+        Py_ssize_t ds = j + 2, de = ds;
+        while (de < n && de - ds <= 16 && !(d[de] == '(' || d[de] == ')' || d[de] == '\\' ||
+                                            d[de] == ' ' || d[de] == '\t' || d[de] == '\n' ||
+                                            d[de] == '\r' || d[de] == '\f' || d[de] == '\v'))
+            de++;
+        if (de - ds > 16 || de >= n || d[de] != '(')
+            continue;
+        Py_ssize_t dlen = de - ds;
+        for (Py_ssize_t k = de + 1; k + dlen + 1 < n; k++) {
+            if (d[k] == ')' && d[k + 1 + dlen] == '"' && memcmp(d + k + 1, d + ds, (size_t)dlen) == 0)
+                return k + dlen + 2;
+        }
+    }
+    return -1;
+}
+
+/* `PREFIX Q (?:\\\r?\n|\\.|[^Q\\\n])* Q?` for quote Q; returns its end or -1. */
+static Py_ssize_t quoted(const Scan *s, Py_ssize_t i, unsigned char q) {
+    const unsigned char *d = s->d;
+    Py_ssize_t n = s->n;
+    for (int w = 0; w < 3; w++) {
+        Py_ssize_t p = prefix_option(s, i, w);
+        if (p < 0 || i + p >= n || d[i + p] != q)
+            continue;
+        Py_ssize_t j = i + p + 1;
+        while (j < n) {
+            unsigned char c = d[j];
+            if (c == '\\') {
+                if (j + 2 < n && d[j + 1] == '\r' && d[j + 2] == '\n')
+                    j += 3;
+                else if (j + 1 < n)
+                    j += 2;
+                else
+                    break;
+            } else if (c == q) {
+                return j + 1;
+            } else if (c == '\n') {
+                break;
+            } else {
+                j++;
+            }
+        }
+        return j;
+    }
+    return -1;
+}
+
+static int append_pair(PyObject *list, Py_ssize_t a, Py_ssize_t b) {
+    PyObject *t = Py_BuildValue("(nn)", a, b);
+    if (t == NULL)
+        return -1;
+    int r = PyList_Append(list, t);
+    Py_DECREF(t);
+    return r;
+}
+
+static int name_is(const unsigned char *p, Py_ssize_t len, const char *word) {
+    return (Py_ssize_t)strlen(word) == len && memcmp(p, word, (size_t)len) == 0;
+}
+
+/* A directive from its anchor at i (a newline, or the '#' at the file's start); appends to
+ * `directives` (and to `strings` for a non-include operand); returns where it ends. */
+static Py_ssize_t directive(const Scan *s, Py_ssize_t i, PyObject *strings, PyObject *directives) {
+    const unsigned char *d = s->d;
+    Py_ssize_t n = s->n, start = i, j = i;
+    if (d[j] == '\n')
+        j++;
+    while (j < n && (d[j] == ' ' || d[j] == '\t'))
+        j++;
+    j++; /* '#' */
+    while (j < n && (d[j] == ' ' || d[j] == '\t'))
+        j++;
+    Py_ssize_t ns = j, ne = j;
+    if (j < n && is_alpha_(d[j]))
+        ne = j = word_end(s, j);
+    Py_ssize_t k = j;
+    while (k < n && (d[k] == ' ' || d[k] == '\t'))
+        k++;
+    Py_ssize_t ps = -1, pe = -1;
+    if (k < n && (d[k] == '<' || d[k] == '"')) {
+        unsigned char close = d[k] == '<' ? '>' : '"';
+        Py_ssize_t m = k + 1;
+        while (m < n && d[m] != close && d[m] != '\n')
+            m++;
+        if (m < n && d[m] == close) {
+            const unsigned char *name = d + ns;
+            Py_ssize_t len = ne - ns;
+            if (name_is(name, len, "include") || name_is(name, len, "include_next") ||
+                name_is(name, len, "import")) {
+                ps = k;
+                pe = m + 1;
+            } else if (append_pair(strings, j, m + 1) < 0) {
+                return -1;
+            }
+            j = m + 1;
+        }
+    }
+    PyObject *t = Py_BuildValue("(nnnnn)", start, ns, ne, ps, pe);
+    if (t == NULL || PyList_Append(directives, t) < 0) {
+        Py_XDECREF(t);
+        return -1;
+    }
+    Py_DECREF(t);
+    return j;
+}
+
+static PyObject *make_token(PyTypeObject *type, const Scan *s, Py_ssize_t a, Py_ssize_t b) {
+    PyObject *tok = type->tp_alloc(type, 3);
+    if (tok == NULL)
+        return NULL;
+    PyObject *sa = PyLong_FromSsize_t(a), *sb = PyLong_FromSsize_t(b);
+    PyObject *text = PyBytes_FromStringAndSize((const char *)s->d + a, b - a);
+    if (sa == NULL || sb == NULL || text == NULL) {
+        Py_XDECREF(sa);
+        Py_XDECREF(sb);
+        Py_XDECREF(text);
+        Py_DECREF(tok);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(tok, 0, sa);
+    PyTuple_SET_ITEM(tok, 1, sb);
+    PyTuple_SET_ITEM(tok, 2, text);
+    return tok;
+}
+
+static PyObject *scan(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *prefixes, *token_type;
+    if (!PyArg_ParseTuple(args, "y*O!O!", &buf, &PyTuple_Type, &prefixes, &PyType_Type, &token_type))
+        return NULL;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(prefixes); k++) {
+        if (!PyBytes_Check(PyTuple_GET_ITEM(prefixes, k))) {
+            PyBuffer_Release(&buf);
+            PyErr_SetString(PyExc_TypeError, "prefixes must be bytes");
+            return NULL;
+        }
+    }
+    Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, PyTuple_GET_SIZE(prefixes)};
+    PyTypeObject *tt = (PyTypeObject *)token_type;
+    PyObject *ids = PyList_New(0), *comments = PyList_New(0), *strings = PyList_New(0),
+             *directives = PyList_New(0);
+    if (!ids || !comments || !strings || !directives)
+        goto fail;
+    const unsigned char *d = s.d;
+    Py_ssize_t n = s.n, i = (n >= 3 && memcmp(d, "\xef\xbb\xbf", 3) == 0) ? 3 : 0;
+    /* A directive on the first line (after a BOM, maybe indented) has no newline before it. */
+    Py_ssize_t k = i;
+    while (k < n && (d[k] == ' ' || d[k] == '\t'))
+        k++;
+    if (k < n && d[k] == '#') {
+        if ((i = directive(&s, i, strings, directives)) < 0)
+            goto fail;
+    } else {
+        i = 0;
+    }
+    for (;;) {
+        i = skip(&s, i);
+        if (i >= n)
+            break;
+        unsigned char c = d[i];
+        Py_ssize_t e;
+        if (c == '/' && d[i + 1] == '/') { /* line comment; backslash-newline continues it */
+            e = i + 2;
+            while (e < n) {
+                if (d[e] == '\\' && e + 1 < n && d[e + 1] == '\n')
+                    e += 2;
+                else if (d[e] == '\\' && e + 2 < n && d[e + 1] == '\r' && d[e + 2] == '\n')
+                    e += 3;
+                else if (d[e] == '\n')
+                    break;
+                else
+                    e++;
+            }
+            if (append_pair(comments, i, e) < 0)
+                goto fail;
+            i = e;
+        } else if (c == '/') { /* block comment, to the first `*` `/` or the end */
+            e = i + 2;
+            while (e + 1 < n && !(d[e] == '*' && d[e + 1] == '/'))
+                e++;
+            e = e + 1 < n ? e + 2 : n;
+            if (append_pair(comments, i, e) < 0)
+                goto fail;
+            i = e;
+        } else if (c == '\n') {
+            if ((i = directive(&s, i, strings, directives)) < 0)
+                goto fail;
+        } else if ((e = raw_string(&s, i)) >= 0 || (e = quoted(&s, i, '"')) >= 0 ||
+                   (e = quoted(&s, i, '\'')) >= 0) {
+            if (append_pair(strings, i, e) < 0)
+                goto fail;
+            i = e;
+        } else if (is_alpha_(c) && starts_with_prefix(&s, i)) {
+            e = word_end(&s, i);
+            PyObject *tok = make_token(tt, &s, i, e);
+            if (tok == NULL || PyList_Append(ids, tok) < 0) {
+                Py_XDECREF(tok);
+                goto fail;
+            }
+            Py_DECREF(tok);
+            i = e;
+        } else {
+            i++; /* the regex's `other`: one byte no token starts with */
+        }
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(NNNN)", ids, comments, strings, directives);
+fail:
+    PyBuffer_Release(&buf);
+    Py_XDECREF(ids);
+    Py_XDECREF(comments);
+    Py_XDECREF(strings);
+    Py_XDECREF(directives);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }

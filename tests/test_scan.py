@@ -1,0 +1,97 @@
+"""The C scanner (parse/_scan.c) against the lexer's regex, its reference: the same tokens on
+every file in the repository and on generated input full of the lexer's edge cases."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hipport.config import Settings
+from hipport.loaders import tools
+from hipport.parse import lexer
+from hipport.parse.lexer import Lexer, Token
+from hipport.pipeline import port_source
+
+ROOT = Path(__file__).resolve().parents[1]
+LEXER = tools(Settings())[1]
+SMALL = Lexer([b"cuda", b"cu", b"CU", b"cublas"])
+
+needs_scanner = pytest.mark.skipif(lexer._scan is None, reason="the C scanner is not built")
+
+
+def scanned(lex: Lexer, data: bytes):
+    return lexer._scan.scan(data, lex._prefixes, Token)
+
+
+def test_table_prefixes_use_the_scanner_when_built():
+    # Every candidate prefix is a word, so the C scanner takes them wherever it is built.
+    assert (LEXER._prefixes is not None) == (lexer._scan is not None)
+
+
+def test_prefixes_are_sorted_and_prefix_free():
+    kept = Lexer([b"cu", b"cuda", b"cudaMalloc", b"cv", b"__shfl"])._prefixes
+    if kept is None:
+        pytest.skip("the C scanner is not built")
+    assert list(kept) == sorted(kept)
+    assert b"cu" in kept and b"cuda" not in kept and b"cudaMalloc" not in kept
+    assert not any(a != b and b.startswith(a) for a in kept for b in kept)
+
+
+def test_a_prefix_that_is_not_a_word_falls_back_to_the_regex():
+    odd = Lexer([b"cuda", b"operator+"])
+    assert odd._prefixes is None
+    assert [t.text for t in odd.lex(b"cudaFree(p); // cudaMalloc\n").identifiers] == [b"cudaFree"]
+
+
+REPO_FILES = sorted(p for d in ("fixtures", "examples", "tests/expected") for p in (ROOT / d).rglob("*")
+                    if p.is_file())
+
+
+@needs_scanner
+def test_same_tokens_on_every_repository_file():
+    differ = [p.relative_to(ROOT).as_posix() for p in REPO_FILES
+              if scanned(LEXER, data := p.read_bytes()) != LEXER.regex_scan(data)]
+    assert len(REPO_FILES) > 200
+    assert differ == []
+
+
+# The spellings the lexer must tell apart: comment and literal openers, prefixes of raw and
+# encoded literals, escapes, line splices, CRLF, directive anchors, numbers with separators
+# and exponents, candidate words and near-misses, a BOM, bytes outside ASCII.
+PIECES = [b"/", b"*", b'"', b"'", b"\\", b"\n", b"\r", b"#", b"R", b"u", b"8", b"L", b"U", b"(",
+          b")", b"<", b">", b".", b"0", b"1", b"e", b"+", b"cuda", b"cu", b"x", b"_", b" ", b"\t",
+          b"\xef\xbb\xbf", b"\xff", b"\x00", b"include", b"define", b"if", b"endif", b"cudaMalloc",
+          b"__global__", b"threadIdx", b"CU", b"cublas", b"R\"x(", b")x\"", b"\v", b"a" * 17,
+          b"//", b"/*", b"*/", b"\\\n", b"\\\r\n", b"\r\n", b"u8\"", b"R\"(", b")\"", b"\n#", b"1'0"]
+
+
+@needs_scanner
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES), max_size=40), st.sampled_from([LEXER, SMALL]))
+def test_same_tokens_on_generated_input(parts, lex):
+    data = b"".join(parts)
+    assert scanned(lex, data) == lex.regex_scan(data)
+
+
+@needs_scanner
+def test_tokens_are_the_lexers_token_type():
+    ids = scanned(SMALL, b"int x = cudaSuccess;\n")[0]
+    assert ids == [Token(8, 19, b"cudaSuccess")] and type(ids[0]) is Token
+    assert ids[0].text == b"cudaSuccess"
+
+
+@pytest.mark.parametrize("lex", [LEXER, SMALL], ids=["tables", "small"])
+@pytest.mark.parametrize("lead", [b"", b"  ", b"\t ", b"\xef\xbb\xbf", b"\xef\xbb\xbf "], ids=repr)
+def test_a_directive_on_the_first_line_may_be_indented(lex, lead):
+    data = lead + b'#include <cuda_runtime.h>\n  #include "cublas_v2.h"\n'
+    for raw in [lex.regex_scan(data)] + ([scanned(lex, data)] if lexer._scan else []):
+        assert [data[ps + 1 : pe - 1] for _, _, _, ps, pe in raw[3]] == [b"cuda_runtime.h", b"cublas_v2.h"]
+    first = lex.lex(data).directives[0]
+    assert first.start == (3 if lead.startswith(b"\xef") else 0) and first.name == b"include"
+
+
+def test_an_indented_include_on_the_first_line_is_ported():
+    for lead in (b"  ", b"\xef\xbb\xbf\t"):
+        out = port_source(lead + b"#include <cuda_runtime.h>\n", "a.cu", "cuda", Settings()).data
+        assert out == lead + b"#include <hip/hip_runtime.h>\n"
