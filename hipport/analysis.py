@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 from typing import Iterable, Iterator
 
 import ahocorasick
@@ -82,9 +83,11 @@ class _Plan:
         # All byte-string triggers in one Aho-Corasick automaton: one pass over a file finds
         # every one of them, where `in` would take a pass per trigger. Keys are the triggers
         # decoded as Latin-1, which maps each byte to one character, as the file is.
+        # Each word's value is its index in `words`: a file's distinct hits are then one set
+        # built in C, however often a trigger occurs.
         self.automaton = ahocorasick.Automaton()
-        for t in self.words:
-            self.automaton.add_word(t.decode("latin-1"), self.by_trigger[t])
+        for i, t in enumerate(self.words):
+            self.automaton.add_word(t.decode("latin-1"), i)
         if self.words:
             self.automaton.make_automaton()
 
@@ -109,8 +112,9 @@ def analyze(ctx: FileContext, rules: Iterable[Rule] | None = None) -> list[Findi
     data, by_trigger = ctx.data, plan.by_trigger
     run = set(plan.always)
     if plan.words:
-        for _, enabled in plan.automaton.iter(data.decode("latin-1")):
-            run.update(enabled)
+        words = plan.words
+        for i in set(map(itemgetter(1), plan.automaton.iter(data.decode("latin-1")))):
+            run.update(by_trigger[words[i]])
     for t in plan.patterns:
         if t.search(data):
             run.update(by_trigger[t])

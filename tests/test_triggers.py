@@ -99,3 +99,19 @@ def test_lane_math_trigger_finds_every_spelling_the_rule_accepts(text):
     rule_patterns = (_DIVIDE_32, _AND_31, _31_AND, _SHIFT_5)
     for i in range(len(text)):
         assert any(t.match(text, i) for t in LANE_MATH_TRIGGERS) == any(p.match(text, i) for p in rule_patterns)
+
+
+def test_a_sync_looking_variable_costs_no_parse():
+    from hipport.rules.warp import _sync_first_args, full_warp_mask_32_bit
+
+    def ctx_of(text):
+        return context_for(text, "g.h", "cpp", Settings())
+
+    # glew.h declares `GLboolean __GLEW_ARB_sync;`: not a call, so nothing for the tree to tell
+    ctx = ctx_of(b"extern unsigned char __GLEW_ARB_sync;\nint f(int __x_sync, int y) { return __x_sync == y; }\n")
+    assert _sync_first_args(ctx) == []
+    assert list(full_warp_mask_32_bit(ctx)) == [] and "tree" not in ctx.__dict__
+    # a parenthesized callee is still a call: the text cannot settle it
+    call = ctx_of(b"__device__ int g(int v) { return (__shfl_sync)(0xffffffff, v, 0); }\n")
+    assert _sync_first_args(call) is None
+    assert [h.message.split("`")[1] for h in full_warp_mask_32_bit(call)] == ["0xffffffff"]

@@ -642,6 +642,10 @@ _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 _NUMBER = re.compile(rb"\.?[0-9][0-9A-Za-z_.']*")
 
 
+# After a name, these show it is not the function of a call (not even `(name)(...)`).
+_NOT_CALLEE = frozenset(bytes([c]) for c in b";,=]}?:.")
+
+
 def _sync_first_args(ctx) -> list[bytes] | None:
     """The first argument's text of every `__*_sync(...)` call in relevant code, as
     full-warp-mask-32-bit's tree walk would see them; None where the text does not show the
@@ -656,7 +660,10 @@ def _sync_first_args(ctx) -> list[bytes] | None:
         open_at = m.end()
         while data[open_at : open_at + 1] in (b" ", b"\t"):
             open_at += 1
-        if data[open_at : open_at + 1] != b"(":
+        after = data[open_at : open_at + 1]
+        if after in _NOT_CALLEE:
+            continue  # a variable or a qualifier that only looks like a sync function
+        if after != b"(":
             return None
         cfg = split_top_level(data, open_at + 1)
         if cfg is None:
