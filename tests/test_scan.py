@@ -1,5 +1,6 @@
-"""The C scanner (parse/_scan.c) against the lexer's regex, its reference: the same tokens on
-every file in the repository and on generated input full of the lexer's edge cases."""
+"""The C scanner (parse/_scan.c) against the lexer's regex, its reference: the same tokens (and
+the same braces of code as Lexed.code_braces finds) on every file in the repository and on
+generated input full of the lexer's edge cases."""
 
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from hipport.config import Settings
 from hipport.loaders import tools
 from hipport.parse import lexer
-from hipport.parse.lexer import Lexer, Token
+from hipport.parse.lexer import Lexed, Lexer, Token
 from hipport.pipeline import port_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +23,15 @@ needs_scanner = pytest.mark.skipif(lexer._scan is None, reason="the C scanner is
 
 def scanned(lex: Lexer, data: bytes):
     return lexer._scan.scan(data, lex._prefixes, Token)
+
+
+def same_as_reference(lex: Lexer, data: bytes) -> bool:
+    """The C scanner's tokens are the regex's, and its braces are those Lexed finds itself."""
+    ids, comments, strings, raw, braces = scanned(lex, data)
+    if (ids, comments, strings, raw) != lex.regex_scan(data):
+        return False
+    lexed = lex.lex(data)
+    return braces == Lexed(data, lexed.identifiers, comments, strings, lexed.directives).code_braces()
 
 
 def test_table_prefixes_use_the_scanner_when_built():
@@ -51,7 +61,7 @@ REPO_FILES = sorted(p for d in ("fixtures", "examples", "tests/expected") for p 
 @needs_scanner
 def test_same_tokens_on_every_repository_file():
     differ = [p.relative_to(ROOT).as_posix() for p in REPO_FILES
-              if scanned(LEXER, data := p.read_bytes()) != LEXER.regex_scan(data)]
+              if not same_as_reference(LEXER, p.read_bytes())]
     assert len(REPO_FILES) > 200
     assert differ == []
 
@@ -63,15 +73,15 @@ PIECES = [b"/", b"*", b'"', b"'", b"\\", b"\n", b"\r", b"#", b"R", b"u", b"8", b
           b")", b"<", b">", b".", b"0", b"1", b"e", b"+", b"cuda", b"cu", b"x", b"_", b" ", b"\t",
           b"\xef\xbb\xbf", b"\xff", b"\x00", b"include", b"define", b"if", b"endif", b"cudaMalloc",
           b"__global__", b"threadIdx", b"CU", b"cublas", b"R\"x(", b")x\"", b"\v", b"a" * 17,
-          b"//", b"/*", b"*/", b"\\\n", b"\\\r\n", b"\r\n", b"u8\"", b"R\"(", b")\"", b"\n#", b"1'0"]
+          b"//", b"/*", b"*/", b"\\\n", b"\\\r\n", b"\r\n", b"u8\"", b"R\"(", b")\"", b"\n#", b"1'0",
+          b"{", b"}", b"#define"]
 
 
 @needs_scanner
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(PIECES), max_size=40), st.sampled_from([LEXER, SMALL]))
 def test_same_tokens_on_generated_input(parts, lex):
-    data = b"".join(parts)
-    assert scanned(lex, data) == lex.regex_scan(data)
+    assert same_as_reference(lex, b"".join(parts))
 
 
 @needs_scanner

@@ -1,7 +1,7 @@
 /* The lexer's regions pass in C: the same token stream as Lexer's compiled regex
  * (hipport/parse/lexer.py), found by a byte loop instead of a backtracking engine.
  *
- * scan(data, prefixes, token_type) -> (identifiers, comments, strings, directives)
+ * scan(data, prefixes, token_type) -> (identifiers, comments, strings, directives, braces)
  *   prefixes    sorted tuple of bytes, none a prefix of another (word characters only)
  *   identifiers list of token_type(start, end, text): words starting with a prefix, in code
  *   comments    list of (start, end)
@@ -10,6 +10,7 @@
  *   directives  list of (start, name_start, name_end, path_start, path_end): start is the '#'
  *               line's anchor (a newline, or 0), path_* are -1 unless an include-like
  *               directive has a <...> or "..." operand (path_start is at the delimiter)
+ *   braces      offsets of `{` and `}` in code, not on a directive line (Lexed.brace_offsets)
  *
  * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
  * stays the reference (and the fallback where this module is not built), and the test suite
@@ -24,6 +25,8 @@ typedef struct {
     Py_ssize_t n;
     PyObject *prefixes; /* tuple of bytes */
     Py_ssize_t nprefixes;
+    PyObject *braces;     /* offsets of `{` and `}` in code outside directive lines */
+    Py_ssize_t dir_end;   /* where the last directive line ends (continuations included) */
 } Scan;
 
 static inline int is_word(unsigned char c) {
@@ -122,16 +125,28 @@ static int opens_directive(const Scan *s, Py_ssize_t i) {
     return i < s->n && s->d[i] == '#';
 }
 
-/* The regex's possessive skip: everything Python never sees. Returns where it stops. */
-static Py_ssize_t skip(const Scan *s, Py_ssize_t i) {
+static int append_offset(PyObject *list, Py_ssize_t at) {
+    PyObject *o = PyLong_FromSsize_t(at);
+    if (o == NULL)
+        return -1;
+    int r = PyList_Append(list, o);
+    Py_DECREF(o);
+    return r;
+}
+
+/* The regex's possessive skip: everything Python never sees (but the braces of code, which
+ * only a run of plain bytes holds). Returns where it stops, or -1 on a Python error. */
+static Py_ssize_t skip(Scan *s, Py_ssize_t i) {
     const unsigned char *d = s->d;
     Py_ssize_t n = s->n;
     while (i < n) {
         unsigned char c = d[i];
         if (is_plain(c)) {
-            i++;
-            while (i < n && is_plain(d[i]))
+            do {
+                if ((d[i] == '{' || d[i] == '}') && i > s->dir_end && append_offset(s->braces, i) < 0)
+                    return -1;
                 i++;
+            } while (i < n && is_plain(d[i]));
         } else if (c == '\n') {
             if (opens_directive(s, i))
                 return i;
@@ -229,13 +244,31 @@ static int name_is(const unsigned char *p, Py_ssize_t len, const char *word) {
     return (Py_ssize_t)strlen(word) == len && memcmp(p, word, (size_t)len) == 0;
 }
 
+/* End of the logical line starting at i: backslash-newlines continue it; a `\r` before the
+ * newline is not part of it (lexer.logical_end). */
+static Py_ssize_t logical_end(const Scan *s, Py_ssize_t i) {
+    const unsigned char *d = s->d;
+    for (;;) {
+        const unsigned char *nl = memchr(d + i, '\n', (size_t)(s->n - i));
+        if (nl == NULL)
+            return s->n;
+        Py_ssize_t at = nl - d, body_end = at > 0 && d[at - 1] == '\r' ? at - 1 : at;
+        if (body_end > 0 && d[body_end - 1] == '\\') {
+            i = at + 1;
+            continue;
+        }
+        return body_end;
+    }
+}
+
 /* A directive from its anchor at i (a newline, or the '#' at the file's start); appends to
  * `directives` (and to `strings` for a non-include operand); returns where it ends. */
-static Py_ssize_t directive(const Scan *s, Py_ssize_t i, PyObject *strings, PyObject *directives) {
+static Py_ssize_t directive(Scan *s, Py_ssize_t i, PyObject *strings, PyObject *directives) {
     const unsigned char *d = s->d;
     Py_ssize_t n = s->n, start = i, j = i;
     if (d[j] == '\n')
         j++;
+    s->dir_end = logical_end(s, j);
     while (j < n && (d[j] == ' ' || d[j] == '\t'))
         j++;
     j++; /* '#' */
@@ -306,11 +339,12 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             return NULL;
         }
     }
-    Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, PyTuple_GET_SIZE(prefixes)};
+    PyObject *braces = PyList_New(0);
+    Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, PyTuple_GET_SIZE(prefixes), braces, -1};
     PyTypeObject *tt = (PyTypeObject *)token_type;
     PyObject *ids = PyList_New(0), *comments = PyList_New(0), *strings = PyList_New(0),
              *directives = PyList_New(0);
-    if (!ids || !comments || !strings || !directives)
+    if (!ids || !comments || !strings || !directives || !braces)
         goto fail;
     const unsigned char *d = s.d;
     Py_ssize_t n = s.n, i = (n >= 3 && memcmp(d, "\xef\xbb\xbf", 3) == 0) ? 3 : 0;
@@ -326,6 +360,8 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     }
     for (;;) {
         i = skip(&s, i);
+        if (i < 0)
+            goto fail;
         if (i >= n)
             break;
         unsigned char c = d[i];
@@ -375,9 +411,10 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         }
     }
     PyBuffer_Release(&buf);
-    return Py_BuildValue("(NNNN)", ids, comments, strings, directives);
+    return Py_BuildValue("(NNNNN)", ids, comments, strings, directives, braces);
 fail:
     PyBuffer_Release(&buf);
+    Py_XDECREF(braces);
     Py_XDECREF(ids);
     Py_XDECREF(comments);
     Py_XDECREF(strings);
@@ -386,7 +423,7 @@ fail:
 }
 
 static PyMethodDef methods[] = {
-    {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives)"},
+    {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,7 +17,6 @@ from hipport.parse.lexer import Lexed
 
 BLOCK, LINKAGE, SCOPE = "block", "linkage", "scope"
 
-_BRACE = re.compile(rb"[{}]")
 _WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 # Before `{`: a keyword that opens a statement block.
 _BLOCK_KEYWORDS = frozenset({b"else", b"do", b"try"})
@@ -39,16 +38,12 @@ class Braces:
     def __init__(self, lexed: Lexed):
         self._lexed = lexed
         data = lexed.data
-        skip, in_directive = lexed.in_comment_or_string, lexed.in_directive
         self.opens: list[int] = []
         self.closes: list[int] = []
         self.parents: list[int] = []
         self.balanced = True
         stack: list[int] = []
-        for m in _BRACE.finditer(data):
-            at = m.start()
-            if in_directive(at) or skip(at):
-                continue
+        for at in lexed.code_braces():
             if data[at] == 0x7B:  # {
                 self.parents.append(stack[-1] if stack else -1)
                 stack.append(len(self.opens))

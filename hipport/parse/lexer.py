@@ -31,6 +31,7 @@ DEVICE_MARKERS = frozenset(
 )
 
 _WORD_CHARS = re.compile(rb"\w+")  # ASCII in a bytes pattern
+_BRACE = re.compile(rb"[{}]")
 _NUMBER = rb"\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z])|[eEpP][+-])*"
 _STRING_PREFIX = rb"(?:u8|[uUL])?"
 
@@ -66,6 +67,7 @@ class Lexed:
     strings: list[tuple[int, int]] = field(default_factory=list)
     directives: list[Directive] = field(default_factory=list)
     contexts: dict[int, str] = field(default_factory=dict, repr=False, compare=False)  # names._context
+    brace_offsets: list[int] | None = field(default=None, repr=False, compare=False)  # code_braces()
     _comment_starts: list[int] = field(default_factory=list, repr=False)
     _skip_starts: list[int] = field(default_factory=list, repr=False)
     _skip_ends: list[int] = field(default_factory=list, repr=False)
@@ -89,6 +91,15 @@ class Lexed:
 
     def in_directive(self, offset: int) -> bool:
         return self.directive_at(offset) >= 0
+
+    def code_braces(self) -> list[int]:
+        """Offsets of the `{` and `}` of code: not in a comment, a literal or a directive line
+        (the C scanner collects them as it goes; else they are found here, once)."""
+        if self.brace_offsets is None:
+            skip, in_directive, data = self.in_comment_or_string, self.in_directive, self.data
+            self.brace_offsets = [m.start() for m in _BRACE.finditer(data)
+                                  if not (in_directive(m.start()) or skip(m.start()))]
+        return self.brace_offsets
 
     @cached_property
     def braces(self):
@@ -226,11 +237,11 @@ class Lexer:
         return re.compile(self._source, re.S)
 
     def lex(self, data: bytes) -> Lexed:
-        if self._prefixes is not None:
-            ids, comments, strings, raw = _scan.scan(data, self._prefixes, Token)
-        else:
+        if self._prefixes is None:
             ids, comments, strings, raw = self.regex_scan(data)
-        return Lexed(data, ids, comments, strings, _directives(data, raw))
+            return Lexed(data, ids, comments, strings, _directives(data, raw))
+        ids, comments, strings, raw, braces = _scan.scan(data, self._prefixes, Token)
+        return Lexed(data, ids, comments, strings, _directives(data, raw), brace_offsets=braces)
 
     def regex_scan(self, data: bytes) -> tuple[list, list, list, list]:
         """The token stream by the compiled regex: what `_scan.scan` returns (see there),
