@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from hipport.errors import MappingError
 
@@ -69,9 +69,23 @@ class Mappings:
     # unsupported_reason's answers: every file asks again for the same few hundred names
     _reasons: dict[str, str | None] = field(default_factory=dict, init=False, repr=False,
                                             compare=False, hash=False)
+    # wants()'s answers, per test: the table rules ask about the same names in every file
+    _wanted: dict[Callable, dict[str, bool]] = field(default_factory=dict, init=False, repr=False,
+                                                     compare=False, hash=False)
 
     def lookup(self, name: str) -> Entry | None:
         return self.entries.get(name)
+
+    def wants(self, test: Callable[[Mappings, str, Entry], bool], name: str) -> bool:
+        """`test(self, name, entry)` for a table name, computed once per process and test (a
+        module-level function: its identity is the key)."""
+        answers = self._wanted.get(test)
+        if answers is None:
+            answers = self._wanted[test] = {}
+        known = answers.get(name)
+        if known is None:
+            known = answers[name] = bool(test(self, name, self.entries[name]))
+        return known
 
     def unsupported_reason(self, name: str) -> str | None:
         """Why `name` is not rewritten at these settings; None when it is mapped (or maps to

@@ -400,3 +400,21 @@ def test_bad_include_path(tables):
 def test_table_dir_has_tables():
     d = mappings.table_dir()
     assert d.joinpath("runtime.tsv").is_file()
+
+
+def test_wants_asks_each_test_once_per_name():
+    m = load()
+    asked = []
+
+    def deprecated(mappings, name, entry):
+        asked.append(name)
+        return bool(entry.cuda_deprecated)
+
+    def any_row(mappings, name, entry):
+        asked.append(name)
+        return True
+
+    assert m.wants(deprecated, "cudaThreadSynchronize") and m.wants(deprecated, "cudaThreadSynchronize")
+    assert not m.wants(deprecated, "cudaMalloc")
+    assert m.wants(any_row, "cudaMalloc")  # another test: answered apart
+    assert asked == ["cudaThreadSynchronize", "cudaMalloc", "cudaMalloc"]

@@ -1,6 +1,6 @@
 """The C scanner (parse/_scan.c) against the lexer's regex, its reference: the same tokens (and
-the same braces of code as Lexed.code_braces finds) on every file in the repository and on
-generated input full of the lexer's edge cases."""
+the same braces of code as Lexed.code_braces finds, and the same words) on every file in the
+repository and on generated input full of the lexer's edge cases."""
 
 from pathlib import Path
 
@@ -27,8 +27,8 @@ def scanned(lex: Lexer, data: bytes):
 
 def same_as_reference(lex: Lexer, data: bytes) -> bool:
     """The C scanner's tokens are the regex's, and its braces are those Lexed finds itself."""
-    ids, comments, strings, raw, braces = scanned(lex, data)
-    if (ids, comments, strings, raw) != lex.regex_scan(data):
+    ids, comments, strings, raw, braces, words = scanned(lex, data)
+    if (ids, comments, strings, raw) != lex.regex_scan(data) or words != [t.text.decode() for t in ids]:
         return False
     lexed = lex.lex(data)
     return braces == Lexed(data, lexed.identifiers, comments, strings, lexed.directives).code_braces()

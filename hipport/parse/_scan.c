@@ -1,7 +1,8 @@
 /* The lexer's regions pass in C: the same token stream as Lexer's compiled regex
  * (hipport/parse/lexer.py), found by a byte loop instead of a backtracking engine.
  *
- * scan(data, prefixes, token_type) -> (identifiers, comments, strings, directives, braces)
+ * scan(data, prefixes, token_type)
+ *     -> (identifiers, comments, strings, directives, braces, words)
  *   prefixes    sorted tuple of bytes, none a prefix of another (word characters only)
  *   identifiers list of token_type(start, end, text): words starting with a prefix, in code
  *   comments    list of (start, end)
@@ -11,6 +12,7 @@
  *               line's anchor (a newline, or 0), path_* are -1 unless an include-like
  *               directive has a <...> or "..." operand (path_start is at the delimiter)
  *   braces      offsets of `{` and `}` in code, not on a directive line (Lexed.brace_offsets)
+ *   words       each identifier's text as str (Lexed.words)
  *
  * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
  * stays the reference (and the fallback where this module is not built), and the test suite
@@ -339,12 +341,12 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             return NULL;
         }
     }
-    PyObject *braces = PyList_New(0);
+    PyObject *braces = PyList_New(0), *words = PyList_New(0);
     Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, PyTuple_GET_SIZE(prefixes), braces, -1};
     PyTypeObject *tt = (PyTypeObject *)token_type;
     PyObject *ids = PyList_New(0), *comments = PyList_New(0), *strings = PyList_New(0),
              *directives = PyList_New(0);
-    if (!ids || !comments || !strings || !directives || !braces)
+    if (!ids || !comments || !strings || !directives || !braces || !words)
         goto fail;
     const unsigned char *d = s.d;
     Py_ssize_t n = s.n, i = (n >= 3 && memcmp(d, "\xef\xbb\xbf", 3) == 0) ? 3 : 0;
@@ -405,15 +407,22 @@ static PyObject *scan(PyObject *self, PyObject *args) {
                 goto fail;
             }
             Py_DECREF(tok);
+            PyObject *word = PyUnicode_FromStringAndSize((const char *)d + i, e - i); /* ASCII */
+            if (word == NULL || PyList_Append(words, word) < 0) {
+                Py_XDECREF(word);
+                goto fail;
+            }
+            Py_DECREF(word);
             i = e;
         } else {
             i++; /* the regex's `other`: one byte no token starts with */
         }
     }
     PyBuffer_Release(&buf);
-    return Py_BuildValue("(NNNNN)", ids, comments, strings, directives, braces);
+    return Py_BuildValue("(NNNNNN)", ids, comments, strings, directives, braces, words);
 fail:
     PyBuffer_Release(&buf);
+    Py_XDECREF(words);
     Py_XDECREF(braces);
     Py_XDECREF(ids);
     Py_XDECREF(comments);
@@ -423,7 +432,7 @@ fail:
 }
 
 static PyMethodDef methods[] = {
-    {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces)"},
+    {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces, words)"},
     {NULL, NULL, 0, NULL},
 };
 

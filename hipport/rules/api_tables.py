@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Iterator
 
-from hipport.mappings import Entry, parse_version
+from hipport.mappings import Entry, Mappings, parse_version
 from hipport.parse.declarations import may_be_declarator, might_declare
 from hipport.parse.lexer import Lexed
 from hipport.rewrite.names import _context, defined_macros
@@ -119,12 +119,14 @@ def _table_words(ctx) -> list[str]:
                    lambda c: [w for w in set(c.lexed.words) if w in c.mappings.entries.keys()])
 
 
-def table_name_uses(ctx, wanted: Callable[[str, Entry], bool]) -> list[tuple[int, int, str, Entry]]:
-    """identifier_uses() of the table names that `wanted(name, entry)` accepts, with their
-    entries. The names are chosen first, once per distinct word: most uses of table names
-    are of names a rule has nothing to say about, and a use costs more to vet than a name."""
-    entries = ctx.mappings.entries
-    names = {w for w in _table_words(ctx) if wanted(w, entries[w])}
+def table_name_uses(ctx, wanted: Callable[[Mappings, str, Entry], bool]) -> list[tuple[int, int, str, Entry]]:
+    """identifier_uses() of the table names that `wanted(mappings, name, entry)` accepts (a
+    module-level function; Mappings.wants keeps its answers), with their entries. The names
+    are chosen first, once per distinct word: most uses of table names are of names a rule
+    has nothing to say about, and a use costs more to vet than a name."""
+    mappings = ctx.mappings
+    names = {w for w in _table_words(ctx) if mappings.wants(wanted, w)}
+    entries = mappings.entries
     return [(s, e, n, entries[n]) for s, e, n in identifier_uses(ctx, names)] if names else []
 
 
@@ -330,7 +332,7 @@ def api_without_hip_equivalent(ctx):
     """
     target = ctx.mappings.target_hip
     unsupported = []
-    for start, end, name, entry in table_name_uses(ctx, _maybe_unsupported(ctx.mappings)):
+    for start, end, name, entry in table_name_uses(ctx, _maybe_unsupported):
         reason = ctx.mappings.unsupported_reason(name)
         if not reason and entry.risk == "unsupported-api":
             reason = entry.note.strip() or "the tables mark it unsupported"
@@ -347,8 +349,8 @@ def api_without_hip_equivalent(ctx):
     yield from _unsupported_includes(ctx, target)
 
 
-def _maybe_unsupported(mappings) -> Callable[[str, Entry], bool]:
-    return lambda name, entry: bool(mappings.unsupported_reason(name)) or entry.risk == "unsupported-api"
+def _maybe_unsupported(mappings: Mappings, name: str, entry: Entry) -> bool:
+    return bool(mappings.unsupported_reason(name)) or entry.risk == "unsupported-api"
 
 
 def _unsupported_includes(ctx, target) -> Iterator[Hit]:
@@ -403,6 +405,10 @@ DEPRECATION_ADVICE: tuple[tuple[str, str], ...] = (
 )
 
 
+def _maybe_deprecated(mappings: Mappings, name: str, entry: Entry) -> bool:
+    return bool(entry.hip_deprecated or entry.cuda_removed or entry.cuda_deprecated or entry.risk)
+
+
 def _deprecation_advice(name: str, hip_dep: str) -> str:
     for prefix, advice in DEPRECATION_ADVICE:
         if name.startswith(prefix):
@@ -440,8 +446,7 @@ def deprecated_or_removed_api(ctx):
     primary-context API for cuCtxCreate, ...) before or while porting.
     """
     target = ctx.mappings.target_hip
-    for start, end, name, entry in table_name_uses(ctx, lambda _, entry: bool(
-            entry.hip_deprecated or entry.cuda_removed or entry.cuda_deprecated or entry.risk)):
+    for start, end, name, entry in table_name_uses(ctx, _maybe_deprecated):
         if ctx.mappings.unsupported_reason(name):
             continue  # unsupported-api reports it
         hip_dep = entry.hip_deprecated if _at_or_below(entry.hip_deprecated, target) else ""

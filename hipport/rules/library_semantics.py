@@ -303,7 +303,7 @@ def _family_patterns(name: str) -> tuple[Pattern | None, ...] | None:
     return found if any(found) else None
 
 
-def _may_concern_a_family(name: str, entry) -> bool:
+def _may_concern_a_family(mappings, name: str, entry) -> bool:
     return _family_patterns(name) is not None or entry.risk == "library-semantics"
 
 
