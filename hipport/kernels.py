@@ -12,9 +12,9 @@ joins every file's kernels and launches into the report's project-level list.
 from __future__ import annotations
 
 import re
-from typing import Iterable, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
-from hipport.parse.lexer import Lexed
+from hipport.parse.lexer import Lexed, Token
 
 _PRECHECK = (b"__global__", b"<<<", b"LaunchKernel")
 # Tokens after `__global__`: comments, words, `::`, brackets, anything else one byte at a time.
@@ -155,6 +155,17 @@ def _skip_parens(window: bytes, i: int) -> int | None:
 _PAREN = re.compile(rb"[()]")
 
 
+def _tokens_named(lexed: Lexed, word: str) -> Iterator[Token]:
+    """The identifiers spelled `word`, found by list.index (a search in C, not a loop here)."""
+    words, i = lexed.words, -1
+    while True:
+        try:
+            i = words.index(word, i + 1)
+        except ValueError:
+            return
+        yield lexed.identifiers[i]
+
+
 def scan(lexed: Lexed) -> Scan:
     """Kernels defined or declared in one lexed buffer, and the launches in it."""
     data = lexed.data
@@ -168,8 +179,8 @@ def scan(lexed: Lexed) -> Scan:
         return last[1]
 
     kernels: list[Kernel] = []
-    for tok in lexed.identifiers:
-        if tok.text != b"__global__" or lexed.in_directive(tok.start):
+    for tok in _tokens_named(lexed, "__global__"):
+        if lexed.in_directive(tok.start):
             continue
         found = _kernel_after(data, tok.end)
         if found is not None:

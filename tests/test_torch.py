@@ -345,3 +345,20 @@ def test_example_compiles_with_nvcc(rel, tmp_path):
            "-DTORCH_EXTENSION_NAME=_C", "-c", str(EXAMPLE / rel), "-o", str(tmp_path / "x.o")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+@pytest.mark.parametrize("text, expected", [
+    (b"auto s = at::cuda::getCurrentCUDAStream();", True),
+    (b"c10 :: cuda ::CUDAGuard g(dev);", True),
+    (b"auto s = at::\n    cuda::getCurrentCUDAStream();", True),
+    (b"at::cuda::x();", True),  # at the very start of the file
+    (b"// at::cuda::getCurrentCUDAStream()\nint x;", False),
+    (b'const char* s = "at::cuda::x";', False),
+    (b"flat::cuda::x(); thrust::cuda::par;", False),
+    (b"c10::hip::x(); at::cuda_stream;", False),
+])
+def test_torch_source_by_its_cuda_namespace(text, expected):
+    from hipport.loaders import tools
+    from hipport.rewrite.torch import is_torch_source
+
+    assert is_torch_source(tools(Settings())[1].lex(text)) is expected

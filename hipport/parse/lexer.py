@@ -30,6 +30,7 @@ DEVICE_MARKERS = frozenset(
     b"__syncthreads threadIdx blockIdx blockDim gridDim warpSize".split()
 )
 
+_DEVICE_WORDS = frozenset(w.decode() for w in DEVICE_MARKERS)
 _WORD_CHARS = re.compile(rb"\w+")  # ASCII in a bytes pattern
 _BRACE = re.compile(rb"[{}]")
 _NUMBER = rb"\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z])|[eEpP][+-])*"
@@ -135,12 +136,12 @@ class Lexed:
         i = bisect.bisect_right(self._skip_starts, offset) - 1
         return i >= 0 and offset < self._skip_ends[i]
 
-    @property
+    @cached_property
     def includes(self) -> list[Directive]:
         return [d for d in self.directives if d.is_include]
 
     def has_device_code(self) -> bool:
-        return any(t.text in DEVICE_MARKERS for t in self.identifiers) or self.find_launches() != []
+        return not _DEVICE_WORDS.isdisjoint(self.words) or self.find_launches() != []
 
     def find_launches(self) -> list[int]:
         """Offsets of `<<<` in code."""

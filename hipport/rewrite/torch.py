@@ -21,7 +21,11 @@ from hipport.rewrite.shell import table
 
 VARIANTS = ("v1", "v2")
 _TORCH_INCLUDE = (b"torch/", b"ATen/", b"c10/")
-_TORCH_NAMESPACE = re.compile(rb"\b(?:at|c10)\s*::\s*cuda\s*::")
+# `at::cuda::` / `c10::cuda::`, found from its literal part (a regex starting with a literal
+# is searched for fast; one starting with `\b(?:at|c10)` is tried at every byte).
+_CUDA_SCOPE = re.compile(rb"::\s*cuda\s*::")
+_SPACE = b" \t\n\r\f\v"  # the regex's \s
+_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _QUALIFIER = re.compile(rb"(\w+)\s*::\s*\Z")
 _TORCH_NAMESPACES = frozenset({b"at", b"c10", b"cuda", b"hip", b"torch"})
 
@@ -67,7 +71,16 @@ def is_torch_source(lexed: Lexed) -> bool:
     data = lexed.data
     if any(d.path(data).startswith(_TORCH_INCLUDE) for d in lexed.includes):
         return True
-    return any(not lexed.in_comment_or_string(m.start()) for m in _TORCH_NAMESPACE.finditer(data))
+    for m in _CUDA_SCOPE.finditer(data):
+        end = m.start()
+        while end > 0 and data[end - 1] in _SPACE:
+            end -= 1
+        for scope in (b"at", b"c10"):
+            start = end - len(scope)
+            if start >= 0 and data[start:end] == scope and (start == 0 or data[start - 1] not in _WORD_BYTES) \
+                    and not lexed.in_comment_or_string(start):
+                return True
+    return False
 
 
 def torch_edits(lexed: Lexed, variant: str, taken: list[Edit]) -> list[Edit]:
