@@ -43,8 +43,7 @@ class Token(NamedTuple):  # a tuple: the lexer makes hundreds of thousands
     text: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class Directive:
+class Directive(NamedTuple):  # a tuple: a header may hold thousands (glew.h: 6,700)
     start: int  # offset of '#' line start (after any leading newline)
     end: int  # end of the directive's first physical line, without the newline
     name: bytes  # b"include", b"define", b"if", ... (b"" for a null directive)
@@ -309,7 +308,7 @@ def _directives(data: bytes, raw: list[tuple[int, int, int, int, int]]) -> list[
         line_end = len(data) if line_end < 0 else line_end
         if data[line_end - 1 : line_end] == b"\r":
             line_end -= 1
-        out.append(Directive(s, line_end, name, branch, ps, pe))
+        out.append(tuple.__new__(Directive, (s, line_end, name, branch, ps, pe)))
     return out
 
 

@@ -336,8 +336,7 @@ def api_without_hip_equivalent(ctx):
         reason = ctx.mappings.unsupported_reason(name)
         if not reason and entry.risk == "unsupported-api":
             reason = entry.note.strip() or "the tables mark it unsupported"
-        if reason and deferred_category(name, entry) is None and not _device_runtime_call(
-                ctx, start, entry):
+        if reason and not _device_runtime_call(ctx, start, entry):
             unsupported.append((start, end, name, entry, reason))
     own = declared_names(ctx, {u[2] for u in unsupported}) if unsupported else set()
     for start, end, name, entry, reason in unsupported:
@@ -350,7 +349,10 @@ def api_without_hip_equivalent(ctx):
 
 
 def _maybe_unsupported(mappings: Mappings, name: str, entry: Entry) -> bool:
-    return bool(mappings.unsupported_reason(name)) or entry.risk == "unsupported-api"
+    """What unsupported-api may report, told from the name alone (another category's names
+    are that category's rules')."""
+    return (bool(mappings.unsupported_reason(name)) or entry.risk == "unsupported-api") \
+        and deferred_category(name, entry) is None
 
 
 def _unsupported_includes(ctx, target) -> Iterator[Hit]:
@@ -405,8 +407,21 @@ DEPRECATION_ADVICE: tuple[tuple[str, str], ...] = (
 )
 
 
+def _deprecations(mappings: Mappings, entry: Entry) -> tuple[str, str]:
+    """The HIP deprecation that counts at the target, and the CUDA one that counts."""
+    hip_dep = entry.hip_deprecated if _at_or_below(entry.hip_deprecated, mappings.target_hip) else ""
+    return hip_dep, entry.cuda_deprecated if entry.library not in LEGACY_IS_PORT_TARGET else ""
+
+
 def _maybe_deprecated(mappings: Mappings, name: str, entry: Entry) -> bool:
-    return bool(entry.hip_deprecated or entry.cuda_removed or entry.cuda_deprecated or entry.risk)
+    """What deprecated-api may report, told from the name alone: a use is then dropped only
+    where it is a device-runtime call."""
+    if mappings.unsupported_reason(name):
+        return False  # unsupported-api reports it
+    hip_dep, cuda_dep = _deprecations(mappings, entry)
+    if not (hip_dep or entry.cuda_removed or cuda_dep or entry.risk == "deprecated-api"):
+        return False
+    return not (deferred_category(name, entry) or reported_by_specific_rule(name))
 
 
 def _deprecation_advice(name: str, hip_dep: str) -> str:
@@ -445,18 +460,11 @@ def deprecated_or_removed_api(ctx):
     Move to the API that replaced it (cudaDeviceSynchronize for cudaThreadSynchronize, the
     primary-context API for cuCtxCreate, ...) before or while porting.
     """
-    target = ctx.mappings.target_hip
     for start, end, name, entry in table_name_uses(ctx, _maybe_deprecated):
-        if ctx.mappings.unsupported_reason(name):
-            continue  # unsupported-api reports it
-        hip_dep = entry.hip_deprecated if _at_or_below(entry.hip_deprecated, target) else ""
+        if _device_runtime_call(ctx, start, entry):
+            continue
+        hip_dep, cuda_dep = _deprecations(ctx.mappings, entry)
         marked = entry.risk == "deprecated-api"
-        cuda_dep = entry.cuda_deprecated if entry.library not in LEGACY_IS_PORT_TARGET else ""
-        if not (hip_dep or entry.cuda_removed or cuda_dep or marked):
-            continue
-        if (deferred_category(name, entry) or reported_by_specific_rule(name)
-                or _device_runtime_call(ctx, start, entry)):
-            continue
         vendor = _VERSION_LABEL.get(entry.library, "CUDA")
         hip_name = ctx.mappings.names.get(name, entry.hip or name)
         if entry.cuda_removed:

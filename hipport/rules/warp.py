@@ -339,10 +339,10 @@ def warp_size_constant_32(ctx):
         return  # no name here could be flagged: every one mentions warp/wave/lane
     for m in sx.macro_bodies(ctx):
         name = m.name.decode("latin-1")
-        if m.params is not None or not _warp_constant_name(name) or not sx.relevant(ctx, m.start):
+        if m.params is not None or not _warp_constant_name(name):
             continue
         why = _warp_constant(name, sx.int_constants(ctx).get(name))
-        if why:
+        if why and sx.relevant(ctx, m.start):  # the value first: most names are not warp sizes
             yield Hit(m.start, m.body_end, why, _WARP_FIX)
     if not any(_may_flag_declarator(ctx, m) for m in _WARP_DECLARATOR.finditer(ctx.data)):
         return  # no warp/lane-named declarator whose value may be flagged: no tree needed
@@ -762,10 +762,9 @@ def full_warp_mask_32_bit(ctx):
         name = m.name.decode("latin-1")
         if m.params is not None or not (_MASK_NAME.search(name) or name in flagged_names):
             continue
-        if not sx.relevant(ctx, m.start):
-            continue
         body = ctx.data[m.body_start:m.body_end].decode("latin-1")
-        if sx.int_constants(ctx).get(name) == _FULL32 or _NOT_ZERO_32.match(body):
+        if (sx.int_constants(ctx).get(name) == _FULL32 or _NOT_ZERO_32.match(body)) \
+                and sx.relevant(ctx, m.start):
             yield Hit(m.start, m.body_end, f"`{name}` is a 32-bit full lane mask", _MASK_FIX)
     if b"const" not in data or not (flagged_names or _may_name_mask(data)) \
             or not _may_flag_mask_constant(ctx, flagged_names):
