@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from hipport.errors import MappingError
 
@@ -57,7 +57,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class Mappings:
-    entries: Mapping[str, Entry]
+    entries: _Entries  # name -> Entry, built on first use
     names: Mapping[str, str]
     includes: Mapping[str, str]
     include_library: Mapping[str, str]
@@ -201,6 +201,11 @@ class _Entries(Mapping):
 
     def __contains__(self, name: object) -> bool:
         return name in self._raw
+
+    def field_of_all(self, field: str) -> Iterator[tuple[str, str]]:
+        """(name, that field's text) for every row, read without building an Entry per row."""
+        i = _F[field]
+        return ((name, t[i]) for name, t in self._raw.items())
 
     def keys(self):
         """The names, as a view that tests membership in C (callers test every identifier)."""

@@ -1067,8 +1067,10 @@ TYPE_SIZES: dict[str, int] = {
     "double3": 24, "double4": 32, "longlong4": 32, "ulonglong4": 32,
 }
 
+# From `const` on (a pattern that starts with a literal is searched for fast): a `static` or
+# `inline` before it changes neither the name, the value nor whether the place is compiled.
 _CONST_DECL = re.compile(
-    rb"\b(?:static\s+|inline\s+)*(?:constexpr|const)\s+(?:static\s+|inline\s+)*"
+    rb"const(?<!\wconst)(?:expr)?\s+(?:static\s+|inline\s+)*"
     rb"((?:unsigned\s+|signed\s+)?(?:long\s+long|long|int|short|char|size_t|u?int(?:8|16|32|64)_t|"
     rb"unsigned|signed|auto)(?:\s+int)?)\s+([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\})\s*;")
 _SIZEOF = re.compile(r"\bsizeof\s*\(\s*([A-Za-z_][\w\s:]*?)\s*\)")
@@ -1078,17 +1080,16 @@ _CAST = re.compile(
 _STATIC_CAST = re.compile(r"\bstatic_cast\s*<\s*[\w\s:]+>\s*")
 
 
-def _raw_constants(ctx) -> dict[str, list[str]]:
-    raw: dict[str, list[str]] = {}
+def _raw_constants(ctx) -> dict[str, list[tuple[int, int, int, bool]]]:
+    """Where each name is given a value: (start, value start, value end, is a macro). Whether
+    that place is compiled, and its text, are read when the name is asked for."""
+    raw: dict[str, list[tuple[int, int, int, bool]]] = {}
     for m in macro_bodies(ctx):
-        if m.params is None and not cuda_excluded(ctx, m.start):
-            body = _COMMENT.sub(" ", ctx.data[m.body_start:m.body_end].decode("latin-1")).strip()
-            if body:
-                raw.setdefault(m.name.decode("latin-1"), []).append(body)
+        if m.params is None:
+            raw.setdefault(m.name.decode("latin-1"), []).append((m.start, m.body_start, m.body_end, True))
     for m in _CONST_DECL.finditer(ctx.data):
-        if live(ctx, m.start()):
-            value = m.group(3) if m.group(3) is not None else m.group(4)
-            raw.setdefault(m.group(2).decode("latin-1"), []).append(value.decode("latin-1").strip())
+        value = 3 if m.group(3) is not None else 4
+        raw.setdefault(m.group(2).decode("latin-1"), []).append((m.start(), *m.span(value), False))
     return raw
 
 
@@ -1096,19 +1097,37 @@ class _Constants:
     """The file's integer constants (object-like macros, const/constexpr integers), each
     resolved on first ask: a header may define thousands, and a rule asks for a few."""
 
-    def __init__(self, raw: dict[str, list[str]]):
+    def __init__(self, ctx, raw: dict[str, list[tuple[int, int, int, bool]]]):
+        self._ctx = ctx
         self._raw = raw
         self._done: dict[str, int | None] = {}  # a None here failed with no cycle in the way
         self._resolving: set[str] = set()
 
+    def _values(self, name: str) -> list[str]:
+        """The texts `name` is given in code that CUDA compiles (a macro's body without
+        comments; an empty one gives no value)."""
+        ctx, out = self._ctx, []
+        for start, value_start, value_end, is_macro in self._raw.get(name, ()):
+            text = ctx.data[value_start:value_end].decode("latin-1")
+            if is_macro and not cuda_excluded(ctx, start):
+                text = _COMMENT.sub(" ", text).strip()
+                if text:
+                    out.append(text)
+            elif not is_macro and live(ctx, start):
+                out.append(text.strip())
+        return out
+
     def get(self, name: str) -> int | None:
         if name in self._done:
             return self._done[name]
-        if name in self._resolving or name not in self._raw:
+        if name in self._resolving:
+            return None
+        exprs = self._values(name)
+        if not exprs:
             return None
         outermost = not self._resolving
         self._resolving.add(name)
-        values = {_eval_text(expr, self.get) for expr in self._raw[name]}
+        values = {_eval_text(expr, self.get) for expr in exprs}
         self._resolving.discard(name)
         value = values.pop() if len(values) == 1 and None not in values else None
         if value is not None or outermost:  # a failure inside a cycle may not be final
@@ -1117,7 +1136,7 @@ class _Constants:
 
 
 def int_constants(ctx) -> _Constants:
-    return memo(ctx, "int_constants", lambda c: _Constants(_raw_constants(c)))
+    return memo(ctx, "int_constants", lambda c: _Constants(c, _raw_constants(c)))
 
 
 def _eval_text(expr: str, lookup: Callable[[str], int | None]) -> int | None:

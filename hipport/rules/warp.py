@@ -248,7 +248,9 @@ _MACRO_LANE_MATH = re.compile(
 _LOG_NAME = re.compile(r"log|shift|bits", re.I)
 # A name with warp/wave/lane in it, then (past spaces and comments) `=`, `(` or `{`: what every
 # declarator, enumerator or default that warp-size-constant-32 reports looks like.
-_WARP_DECLARATOR = re.compile(rb"(?i:warp|wave|lane)\w*[\s\\]*(?:/\*(?:[^*]|\*(?!/))*\*/[\s\\]*)*[=({]")
+# Searched in the lower-cased text (same offsets; a case-blind alternation is tried at every
+# byte, a plain one only where its first letters occur).
+_WARP_DECLARATOR = re.compile(rb"(?:warp|wave|lane)\w*[\s\\]*(?:/\*(?:[^*]|\*(?!/))*\*/[\s\\]*)*[=({]")
 _MASK_OR_LANE = re.compile(r"mask|lane", re.I)
 
 
@@ -335,7 +337,8 @@ def warp_size_constant_32(ctx):
     hipDeviceAttributeWarpSize on the host, or select 64/32 per target at compile time (e.g.
     from `__GFX9__`/`__AMDGCN_WAVEFRONT_SIZE`, where the ROCm release still defines it).
     """
-    if not _contains_any(ctx.data, b"warp", b"wave", b"lane"):
+    lowered = ctx.data.lower()
+    if not any(w in lowered for w in (b"warp", b"wave", b"lane")):
         return  # no name here could be flagged: every one mentions warp/wave/lane
     for m in sx.macro_bodies(ctx):
         name = m.name.decode("latin-1")
@@ -344,7 +347,7 @@ def warp_size_constant_32(ctx):
         why = _warp_constant(name, sx.int_constants(ctx).get(name))
         if why and sx.relevant(ctx, m.start):  # the value first: most names are not warp sizes
             yield Hit(m.start, m.body_end, why, _WARP_FIX)
-    if not any(_may_flag_declarator(ctx, m) for m in _WARP_DECLARATOR.finditer(ctx.data)):
+    if not any(_may_flag_declarator(ctx, m) for m in _WARP_DECLARATOR.finditer(lowered)):
         return  # no warp/lane-named declarator whose value may be flagged: no tree needed
     pairs = []
     for node in sx.nodes(ctx, "init_declarator"):
