@@ -95,6 +95,11 @@ class _Plan:
 _plans: dict[tuple, _Plan] = {}
 
 
+def plan_for(rules: list[Rule], kind: str) -> _Plan:
+    """The plan for `rules` on files of `kind`, made once per process."""
+    return _plan(rules, kind)
+
+
 def _plan(rules: list[Rule], kind: str) -> _Plan:
     key = (kind, *map(id, rules))
     plan = _plans.get(key)
@@ -107,7 +112,11 @@ def _plan(rules: list[Rule], kind: str) -> _Plan:
 
 def analyze(ctx: FileContext, rules: Iterable[Rule] | None = None) -> list[Finding]:
     """Every rule's findings for one file, sorted by position; no suppression applied here."""
-    plan = _plan(all_rules() if rules is None else list(rules), ctx.kind)
+    return run_plan(ctx, _plan(all_rules() if rules is None else list(rules), ctx.kind))
+
+
+def run_plan(ctx: FileContext, plan: _Plan) -> list[Finding]:
+    """analyze() with the plan for the file's kind already chosen (check_context keeps it)."""
     # One pass finds every byte-string trigger; each pattern trigger is one search.
     data, by_trigger = ctx.data, plan.by_trigger
     run = set(plan.always)

@@ -10,7 +10,7 @@ from typing import Callable, Iterable
 
 from hipport import parallel
 from hipport.cache import open_cache
-from hipport.analysis import FileContext, analyze, context_for, to_finding
+from hipport.analysis import FileContext, analyze, context_for, plan_for, run_plan, to_finding
 from hipport.config import Settings, find_config
 from hipport.emit import read_with_mode
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
@@ -135,15 +135,13 @@ def check_source(data: bytes, path: str, kind: str, settings: Settings, rules: I
 def check_context(ctx: FileContext, rules: Iterable[Rule]) -> FileCheck:
     """Findings for a file already lexed (the port shares its FileContext), suppressions applied."""
     data, path, kind = ctx.data, ctx.path, ctx.kind
-    rules = list(rules)
-    run_here = [r for r in rules if kind in r.kinds and r.code != UNUSED_SUPPRESSION]
-    found, errors = _analyze(ctx, run_here)
+    run_here, plan, unused_rule = _for_kind(list(rules), kind)
+    found, errors = _analyze(ctx, run_here, plan)
     sups = suppress.find_suppressions(data, kind, ctx.lexed.comments)
     suppressed = 0
     if sups:
         names = suppress.Names(all_rules())
         found, suppressed = suppress.apply(found, sups, names)
-        unused_rule = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
         if unused_rule is not None:
             extra = [to_finding(ctx, unused_rule, hit) for _, hit in suppress.unused_hits(sups, names, run_here)]
             found = sorted(found + suppress.silence_self(extra, sups, names),
@@ -153,9 +151,28 @@ def check_context(ctx: FileContext, rules: Iterable[Rule]) -> FileCheck:
     return FileCheck(path, kind, "checked", findings=tuple(found), suppressed=suppressed)
 
 
-def _analyze(ctx, rules: list[Rule]) -> tuple[list[Finding], list[str]]:
+# (kind, rule ids) -> (the rules, kept alive so that their ids stay theirs; the rules that run
+# on that kind; their plan; the unused-suppression rule if selected)
+_KINDS: dict[tuple, tuple[tuple[Rule, ...], list[Rule], object, Rule | None]] = {}
+
+
+def _for_kind(rules: list[Rule], kind: str) -> tuple[list[Rule], object, Rule | None]:
+    """The rules that run on files of `kind`, their plan, and the unused-suppression rule when
+    selected: chosen once per process and set of rules, not once per file."""
+    key = (kind, *map(id, rules))
+    got = _KINDS.get(key)
+    if got is None:
+        if len(_KINDS) > 64:
+            _KINDS.clear()
+        run_here = [r for r in rules if kind in r.kinds and r.code != UNUSED_SUPPRESSION]
+        unused = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
+        got = _KINDS[key] = (tuple(rules), run_here, plan_for(run_here, kind), unused)
+    return got[1:]
+
+
+def _analyze(ctx, rules: list[Rule], plan=None) -> tuple[list[Finding], list[str]]:
     try:
-        return analyze(ctx, rules), []
+        return (run_plan(ctx, plan) if plan is not None else analyze(ctx, rules)), []
     except Exception:
         pass
     found, errors = [], []  # find the rule that failed; keep the others' findings

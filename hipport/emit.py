@@ -83,9 +83,13 @@ def write_copy(path: str, data: bytes, mode: int) -> None:
     except FileNotFoundError:  # the first file of its folder: a re-run finds the folders made
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd = os.open(path, flags, 0o600)
-    with open(fd, "wb") as f:
-        f.write(data)
+    try:  # os calls, not a file object: a cold run writes tens of thousands of files
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
         os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _holds(fd: int, data: bytes, mode: int) -> bool:

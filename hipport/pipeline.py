@@ -32,6 +32,8 @@ BUILD_REWRITERS = {
 
 
 def _encoding(data: bytes) -> str:
+    if data.isascii():
+        return "utf-8"
     try:
         data.decode("utf-8")
         return "utf-8"
