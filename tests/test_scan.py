@@ -1,6 +1,6 @@
 """The C scanner (parse/_scan.c) against the lexer's regex, its reference: the same tokens (and
-the same braces of code as Lexed.code_braces finds, and the same words) on every file in the
-repository and on generated input full of the lexer's edge cases."""
+the same words, braces of code and name contexts as the Python code finds) on every file in
+the repository and on generated input full of the lexer's edge cases."""
 
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from hipport.loaders import tools
 from hipport.parse import lexer
 from hipport.parse.lexer import Lexed, Lexer, Token
 from hipport.pipeline import port_source
+from hipport.rewrite.names import _find_context
 
 ROOT = Path(__file__).resolve().parents[1]
 LEXER = tools(Settings())[1]
@@ -26,12 +27,14 @@ def scanned(lex: Lexer, data: bytes):
 
 
 def same_as_reference(lex: Lexer, data: bytes) -> bool:
-    """The C scanner's tokens are the regex's, and its braces are those Lexed finds itself."""
-    ids, comments, strings, raw, braces, words = scanned(lex, data)
+    """The C scanner's tokens are the regex's; its braces, and each name's context, are what
+    Lexed and the renamer find themselves."""
+    ids, comments, strings, raw, braces, words, contexts = scanned(lex, data)
     if (ids, comments, strings, raw) != lex.regex_scan(data) or words != [t.text.decode() for t in ids]:
         return False
-    lexed = lex.lex(data)
-    return braces == Lexed(data, lexed.identifiers, comments, strings, lexed.directives).code_braces()
+    reference = Lexed(data, ids, comments, strings, lex.lex(data).directives)  # nothing precomputed
+    return braces == reference.code_braces() and contexts == {
+        t.start: _find_context(reference, t.start, t.end) for t in ids}
 
 
 def test_table_prefixes_use_the_scanner_when_built():
@@ -74,7 +77,7 @@ PIECES = [b"/", b"*", b'"', b"'", b"\\", b"\n", b"\r", b"#", b"R", b"u", b"8", b
           b"\xef\xbb\xbf", b"\xff", b"\x00", b"include", b"define", b"if", b"endif", b"cudaMalloc",
           b"__global__", b"threadIdx", b"CU", b"cublas", b"R\"x(", b")x\"", b"\v", b"a" * 17,
           b"//", b"/*", b"*/", b"\\\n", b"\\\r\n", b"\r\n", b"u8\"", b"R\"(", b")\"", b"\n#", b"1'0",
-          b"{", b"}", b"#define"]
+          b"{", b"}", b"#define", b"->", b"::", b"##", b">", b"-", b"cudaFree", b" " * 90]
 
 
 @needs_scanner
@@ -105,3 +108,26 @@ def test_an_indented_include_on_the_first_line_is_ported():
     for lead in (b"  ", b"\xef\xbb\xbf\t"):
         out = port_source(lead + b"#include <cuda_runtime.h>\n", "a.cu", "cuda", Settings()).data
         assert out == lead + b"#include <hip/hip_runtime.h>\n"
+
+
+@pytest.mark.parametrize("text, context", [
+    (b"x = cudaFree(p);", ""),
+    (b"obj.cudaFree(p);", "member"),
+    (b"obj . /* c */ cudaFree(p);", "member"),
+    (b"ptr->\\\n  cudaFree(p);", "member"),
+    (b"mylib::cudaFree(p);", "qualified"),
+    (b"mylib\t\n ::cudaFree(p);", "qualified"),
+    (b"T<int>::cudaFree(p);", "qualified"),
+    (b"::cudaFree(p);", ""),
+    (b"f(a, ::cudaFree);", ""),
+    (b"#define P(x) x##cudaFree\n", "pasted"),
+    (b"#define P(x) cudaFree ## x\n", "pasted"),
+    (b"a // note\n  .cudaFree;", "member"),
+])
+def test_name_contexts(text, context):
+    at = text.index(b"cudaFree")
+    lexed = LEXER.lex(text)
+    assert _find_context(Lexed(text, lexed.identifiers, lexed.comments, lexed.strings, lexed.directives),
+                         at, at + 8) == context
+    if lexer._scan is not None:
+        assert scanned(LEXER, text)[6][at] == context

@@ -2,7 +2,7 @@
  * (hipport/parse/lexer.py), found by a byte loop instead of a backtracking engine.
  *
  * scan(data, prefixes, token_type)
- *     -> (identifiers, comments, strings, directives, braces, words)
+ *     -> (identifiers, comments, strings, directives, braces, words, contexts)
  *   prefixes    sorted tuple of bytes, none a prefix of another (word characters only)
  *   identifiers list of token_type(start, end, text): words starting with a prefix, in code
  *   comments    list of (start, end)
@@ -13,6 +13,7 @@
  *               directive has a <...> or "..." operand (path_start is at the delimiter)
  *   braces      offsets of `{` and `}` in code, not on a directive line (Lexed.brace_offsets)
  *   words       each identifier's text as str (Lexed.words)
+ *   contexts    {start: context} for each identifier, as names._context tells it (Lexed.contexts)
  *
  * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
  * stays the reference (and the fallback where this module is not built), and the test suite
@@ -29,7 +30,10 @@ typedef struct {
     Py_ssize_t nprefixes;
     PyObject *braces;     /* offsets of `{` and `}` in code outside directive lines */
     Py_ssize_t dir_end;   /* where the last directive line ends (continuations included) */
+    Py_ssize_t *cstart, *cend, ncomments, ccap; /* the comments so far, in order */
 } Scan;
+
+static PyObject *MEMBER, *QUALIFIED, *PASTED, *PLAIN; /* a name's context (names._context) */
 
 static inline int is_word(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -310,6 +314,89 @@ static Py_ssize_t directive(Scan *s, Py_ssize_t i, PyObject *strings, PyObject *
     return j;
 }
 
+static int add_comment(Scan *s, Py_ssize_t a, Py_ssize_t b) {
+    if (s->ncomments == s->ccap) {
+        Py_ssize_t cap = s->ccap ? 2 * s->ccap : 64;
+        Py_ssize_t *ns = PyMem_Realloc(s->cstart, (size_t)cap * sizeof(Py_ssize_t));
+        if (ns == NULL)
+            return -1;
+        s->cstart = ns;
+        Py_ssize_t *ne = PyMem_Realloc(s->cend, (size_t)cap * sizeof(Py_ssize_t));
+        if (ne == NULL)
+            return -1;
+        s->cend = ne;
+        s->ccap = cap;
+    }
+    s->cstart[s->ncomments] = a;
+    s->cend[s->ncomments] = b;
+    s->ncomments++;
+    return 0;
+}
+
+static inline int is_space_or_splice(unsigned char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\\';
+}
+
+static inline int is_py_space(unsigned char c) { /* bytes.strip()'s whitespace */
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Lexed.previous_code: the end of the last code byte before `offset`, stepping over spaces,
+ * line splices and comments (all of which precede `offset`, so the ones seen so far). */
+static Py_ssize_t previous_code(const Scan *s, Py_ssize_t offset) {
+    const unsigned char *d = s->d;
+    for (;;) {
+        while (offset > 0 && is_space_or_splice(d[offset - 1]))
+            offset--;
+        Py_ssize_t lo = 0, hi = s->ncomments; /* last comment starting at or before offset-1 */
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) / 2;
+            if (s->cstart[mid] <= offset - 1)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        Py_ssize_t i = lo - 1;
+        if (offset == 0 || i < 0 || s->cend[i] < offset)
+            return offset;
+        offset = s->cstart[i];
+    }
+}
+
+/* names._find_context for the identifier at [a, b): `.`/`->` before it (member), `::` after a
+ * name or `>` (qualified), `##` on either side (pasted), else "". */
+static PyObject *context_of(const Scan *s, Py_ssize_t a, Py_ssize_t b) {
+    const unsigned char *d = s->d;
+    Py_ssize_t stop;
+    if (a > 0 && !(d[a - 1] == ' ' || d[a - 1] == '\t' || d[a - 1] == '\r' || d[a - 1] == '\n' ||
+                   d[a - 1] == '\\' || d[a - 1] == '/' || d[a - 1] == '.' || d[a - 1] == '>' ||
+                   d[a - 1] == ':' || d[a - 1] == '#'))
+        stop = -1; /* the byte before is code and none of those: nothing before it counts */
+    else
+        stop = previous_code(s, a);
+    Py_ssize_t llen = stop < 0 ? 0 : (stop >= 2 ? 2 : stop);
+    const unsigned char *last = stop < 0 ? d : d + stop - llen;
+    if (llen == 2 && last[0] == '#' && last[1] == '#')
+        return PASTED;
+    Py_ssize_t w_end = b + 8 < s->n ? b + 8 : s->n, k = b;
+    if (memchr(d + b, '#', (size_t)(w_end - b)) != NULL) {
+        while (k < w_end && is_py_space(d[k]))
+            k++;
+        if (k + 1 < w_end && d[k] == '#' && d[k + 1] == '#')
+            return PASTED;
+    }
+    if ((llen >= 1 && last[llen - 1] == '.') || (llen == 2 && last[0] == '-' && last[1] == '>'))
+        return MEMBER;
+    if (llen == 2 && last[0] == ':' && last[1] == ':') {
+        Py_ssize_t lo = stop - 96 > 0 ? stop - 96 : 0, q = stop - 2;
+        while (q > lo && is_py_space(d[q - 1]))
+            q--;
+        if (q > lo && (d[q - 1] == '>' || is_word(d[q - 1])))
+            return QUALIFIED;
+    }
+    return PLAIN;
+}
+
 static PyObject *make_token(PyTypeObject *type, const Scan *s, Py_ssize_t a, Py_ssize_t b) {
     PyObject *tok = type->tp_alloc(type, 3);
     if (tok == NULL)
@@ -341,12 +428,13 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             return NULL;
         }
     }
-    PyObject *braces = PyList_New(0), *words = PyList_New(0);
-    Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, PyTuple_GET_SIZE(prefixes), braces, -1};
+    PyObject *braces = PyList_New(0), *words = PyList_New(0), *contexts = PyDict_New();
+    Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, PyTuple_GET_SIZE(prefixes), braces, -1,
+              NULL, NULL, 0, 0};
     PyTypeObject *tt = (PyTypeObject *)token_type;
     PyObject *ids = PyList_New(0), *comments = PyList_New(0), *strings = PyList_New(0),
              *directives = PyList_New(0);
-    if (!ids || !comments || !strings || !directives || !braces || !words)
+    if (!ids || !comments || !strings || !directives || !braces || !words || !contexts)
         goto fail;
     const unsigned char *d = s.d;
     Py_ssize_t n = s.n, i = (n >= 3 && memcmp(d, "\xef\xbb\xbf", 3) == 0) ? 3 : 0;
@@ -380,7 +468,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
                 else
                     e++;
             }
-            if (append_pair(comments, i, e) < 0)
+            if (append_pair(comments, i, e) < 0 || add_comment(&s, i, e) < 0)
                 goto fail;
             i = e;
         } else if (c == '/') { /* block comment, to the first `*` `/` or the end */
@@ -388,7 +476,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             while (e + 1 < n && !(d[e] == '*' && d[e + 1] == '/'))
                 e++;
             e = e + 1 < n ? e + 2 : n;
-            if (append_pair(comments, i, e) < 0)
+            if (append_pair(comments, i, e) < 0 || add_comment(&s, i, e) < 0)
                 goto fail;
             i = e;
         } else if (c == '\n') {
@@ -413,15 +501,26 @@ static PyObject *scan(PyObject *self, PyObject *args) {
                 goto fail;
             }
             Py_DECREF(word);
+            PyObject *at = PyLong_FromSsize_t(i);
+            if (at == NULL || PyDict_SetItem(contexts, at, context_of(&s, i, e)) < 0) {
+                Py_XDECREF(at);
+                goto fail;
+            }
+            Py_DECREF(at);
             i = e;
         } else {
             i++; /* the regex's `other`: one byte no token starts with */
         }
     }
     PyBuffer_Release(&buf);
-    return Py_BuildValue("(NNNNNN)", ids, comments, strings, directives, braces, words);
+    PyMem_Free(s.cstart);
+    PyMem_Free(s.cend);
+    return Py_BuildValue("(NNNNNNN)", ids, comments, strings, directives, braces, words, contexts);
 fail:
     PyBuffer_Release(&buf);
+    PyMem_Free(s.cstart);
+    PyMem_Free(s.cend);
+    Py_XDECREF(contexts);
     Py_XDECREF(words);
     Py_XDECREF(braces);
     Py_XDECREF(ids);
@@ -432,10 +531,18 @@ fail:
 }
 
 static PyMethodDef methods[] = {
-    {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces, words)"},
+    {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__scan(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__scan(void) {
+    MEMBER = PyUnicode_InternFromString("member");
+    QUALIFIED = PyUnicode_InternFromString("qualified");
+    PASTED = PyUnicode_InternFromString("pasted");
+    PLAIN = PyUnicode_InternFromString("");
+    if (!MEMBER || !QUALIFIED || !PASTED || !PLAIN)
+        return NULL;
+    return PyModule_Create(&module);
+}

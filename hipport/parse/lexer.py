@@ -240,8 +240,8 @@ class Lexer:
         if self._prefixes is None:
             ids, comments, strings, raw = self.regex_scan(data)
             return Lexed(data, ids, comments, strings, _directives(data, raw))
-        ids, comments, strings, raw, braces, words = _scan.scan(data, self._prefixes, Token)
-        out = Lexed(data, ids, comments, strings, _directives(data, raw), brace_offsets=braces)
+        ids, comments, strings, raw, braces, words, contexts = _scan.scan(data, self._prefixes, Token)
+        out = Lexed(data, ids, comments, strings, _directives(data, raw), contexts, brace_offsets=braces)
         out.__dict__["words"] = words  # the cached_property's value, made by the scanner
         return out
 
