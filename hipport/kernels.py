@@ -96,8 +96,34 @@ def _callee_before(data: bytes, p: int) -> str | None:
 def _kernel_after(data: bytes, start: int) -> tuple[bytes, bool] | None:
     """Name of the function whose `__global__` ends at `start`, and whether it has a body."""
     window = data[start : start + _LOOKAHEAD]
+    plain = _PLAIN_KERNEL.match(window)  # most kernels: the token walk below would agree
+    if plain is not None and plain.group(1) not in _NOT_A_NAME and plain.group(1) not in _ATTRIBUTES:
+        last, name_end = plain.group(1), plain.end() - 1
+    else:
+        found = _name_and_paren(window)
+        if found is None:
+            return None
+        last, name_end = found
+    close = _skip_parens(window, name_end)
+    if close is None:
+        return last, False
+    for m in _TOKEN.finditer(window, close):
+        tok = m.group()
+        if tok == b"{":
+            return last, True
+        if tok in (b";", b"}", b"="):
+            return last, False
+    return last, False
+
+
+# `__global__ void name(`: the shape of most kernels.
+_PLAIN_KERNEL = re.compile(rb"[ \t\r\n]+void[ \t\r\n]+([A-Za-z_]\w*)[ \t\r\n]*\(")
+
+
+def _name_and_paren(window: bytes) -> tuple[bytes, int] | None:
+    """The declared name after `__global__` and the offset of its `(`, token by token
+    (attributes, templates and comments stepped over)."""
     pos, depth, last = 0, 0, None
-    name_end = -1
     for m in _TOKEN.finditer(window):
         tok = m.group()
         if tok[:1].isspace() or tok[:2] in (b"//", b"/*"):
@@ -117,24 +143,10 @@ def _kernel_after(data: bytes, start: int) -> tuple[bytes, bool] | None:
         elif tok == b">":
             depth = max(0, depth - 1)
         elif tok == b"(" and depth == 0:
-            if last is None:
-                return None
-            name_end = m.start()
-            break
+            return (last, m.start()) if last is not None else None
         elif depth == 0 and (tok[:1].isalpha() or tok[:1] == b"_") and tok not in _NOT_A_NAME:
             last = tok
-    if name_end < 0 or last is None:
-        return None
-    close = _skip_parens(window, name_end)
-    if close is None:
-        return last, False
-    for m in _TOKEN.finditer(window, close):
-        tok = m.group()
-        if tok == b"{":
-            return last, True
-        if tok in (b";", b"}", b"="):
-            return last, False
-    return last, False
+    return None
 
 
 def _skip_parens(window: bytes, i: int) -> int | None:
