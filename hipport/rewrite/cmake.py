@@ -43,6 +43,7 @@ class Command(NamedTuple):
 
 
 _SPACE = b" \t\r\n"
+_SPACES = re.compile(rb"[ \t\r\n]+")
 _BRACKET_OPEN = re.compile(rb"\[(=*)\[")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _UNQUOTED = re.compile(rb'(?:[^\s()#"\\]|\\.)(?:[^\s()"\\]|\\.)*')
@@ -55,8 +56,11 @@ def parse(data: bytes) -> tuple[list[Command], list[tuple[int, int]]]:
     n, i = len(data), 0
     while i < n:
         c = data[i : i + 1]
-        if c in _SPACE or c == b"\xef" and i == 0:
-            i += 3 if c == b"\xef" and data.startswith(b"\xef\xbb\xbf") else 1
+        if c in _SPACE:
+            i = _SPACES.match(data, i).end()
+            continue
+        if c == b"\xef" and i == 0:
+            i += 3 if data.startswith(b"\xef\xbb\xbf") else 1
             continue
         if c == b"#":
             i = _comment(data, i, comments)
@@ -95,39 +99,47 @@ def _comment(data: bytes, i: int, comments: list) -> int:
     return end
 
 
+# One step of an argument list, told by its first byte: spaces, `#`, a parenthesis, a quote,
+# a bracket argument's opening, or an unquoted argument (which may start with `[`).
+_ARG_STEP = re.compile(rb'[ \t\r\n]+|[#()"]|\[=*\[|' + _UNQUOTED.pattern)
+_QUOTED_BODY = re.compile(rb'(?:[^"\\]|\\[\s\S])*')
+
+
 def _arguments(data: bytes, i: int, comments: list) -> tuple[list[Arg], int]:
+    """The arguments of a command from just past its `(`, and the offset of its `)` (the
+    data's length when it does not close). A step per token, not per byte."""
     args: list[Arg] = []
     depth, n = 0, len(data)
     while i < n:
-        c = data[i : i + 1]
-        if c in _SPACE:
+        m = _ARG_STEP.match(data, i)
+        if m is None:  # a byte no argument starts with (`\` before a newline, a form feed)
             i += 1
-        elif c == b"#":
+            continue
+        c = data[i]
+        if c in _SPACE:
+            i = m.end()
+        elif c == 0x23:  # #
             i = _comment(data, i, comments)
-        elif c == b"(":
+        elif c == 0x28:  # (
             depth += 1
             i += 1
-        elif c == b")":
+        elif c == 0x29:  # )
             if depth == 0:
                 return args, i
             depth -= 1
             i += 1
-        elif c == b'"':
-            j = i + 1
-            while j < n and data[j : j + 1] != b'"':
-                j += 2 if data[j : j + 1] == b"\\" else 1
+        elif c == 0x22:  # "
+            j = _QUOTED_BODY.match(data, i + 1).end()
+            if j < n and data[j] != 0x22:
+                j = n + 1  # a backslash as the data's last byte escapes past its end
             args.append(Arg(i, min(j + 1, n), True, data[i + 1 : j]))
             i = j + 1
-        elif c == b"[" and (m := _BRACKET_OPEN.match(data, i)):
-            close = data.find(b"]" + m.group(1) + b"]", m.end())
-            end = n if close < 0 else close + len(m.group(1)) + 2
-            args.append(Arg(i, end, True, data[m.end() : max(m.end(), end - len(m.group(1)) - 2)]))
+        elif c == 0x5B and (b := _BRACKET_OPEN.match(data, i)):  # [
+            close = data.find(b"]" + b.group(1) + b"]", b.end())
+            end = n if close < 0 else close + len(b.group(1)) + 2
+            args.append(Arg(i, end, True, data[b.end() : max(b.end(), end - len(b.group(1)) - 2)]))
             i = end
         else:
-            m = _UNQUOTED.match(data, i)
-            if m is None:
-                i += 1
-                continue
             args.append(Arg(i, m.end(), False, m.group()))
             i = m.end()
     return args, n
