@@ -24,7 +24,7 @@ from hipport import __version__
 from hipport.mappings import table_dir
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
-_SOURCES = (".py", ".scm", ".j2", ".json")
+_SOURCES = (".py", ".scm", ".j2", ".json", ".c", ".so", ".pyd")  # .c/.so/.pyd: the C scanner
 _FORMAT = b"2"  # bump when the stored values change shape
 
 

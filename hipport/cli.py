@@ -165,7 +165,8 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, baseline, write_baseli
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the estimate to this file instead of standard output.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Processes (default: one per core).")
-def estimate(paths, fmt, calibrate, target_hip, libs, output, jobs):
+@click.option("--no-cache", is_flag=True, help="Do not read or write the content-hash cache (port's).")
+def estimate(paths, fmt, calibrate, target_hip, libs, output, jobs, no_cache):
     """Estimate the manual work a port of PATH... leaves, in hours with a range, line by line.
 
     Nothing is written (except -o). Rates come from [tool.hipport.estimate] (see the README) or
@@ -189,7 +190,7 @@ def estimate(paths, fmt, calibrate, target_hip, libs, output, jobs):
         rates = fit.rates
         notes = fit.lines() + ["To keep these rates, put this in pyproject.toml or .hipport.toml:", "",
                                est.toml_snippet(rates)]
-    report = report_model.from_paths(paths, settings, rates)
+    report = report_model.from_paths(paths, settings, rates, cache_root=None if no_cache else cache_dir())
     render = {"text": est.format_text, "json": report_model.to_json, "markdown": markdown.render}[fmt]
     text = render(report)
     if notes and fmt == "text":

@@ -273,3 +273,32 @@ def test_cache_dir_can_be_turned_off(monkeypatch):
     monkeypatch.delenv("HIPPORT_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", "/x")
     assert cache_mod.cache_dir() == Path("/x/hipport")
+
+
+@pytest.mark.parametrize("name", ["parse/_scan.c", "parse/_scan.cpython-311-x86_64-linux-gnu.so"])
+def test_a_changed_c_scanner_invalidates_the_cache(tmp_path, monkeypatch, name):
+    package = tmp_path / "hipport"
+    (package / "parse").mkdir(parents=True)
+    (package / "cli.py").write_text("x = 1\n")
+    scanner = package / name
+    scanner.write_bytes(b"one")
+    monkeypatch.setattr(cache_mod, "_PACKAGE", str(package))
+    cache_mod.code_fingerprint.cache_clear()
+    before = cache_mod.code_fingerprint()
+    scanner.write_bytes(b"other")
+    cache_mod.code_fingerprint.cache_clear()
+    try:
+        assert cache_mod.code_fingerprint() != before
+    finally:
+        cache_mod.code_fingerprint.cache_clear()
+
+
+def test_estimate_is_served_by_the_cache_port_filled(tmp_path, private_cache, monkeypatch, capsys):
+    assert run("port", EXAMPLE, "-o", tmp_path / "out", "-j", "1") == 0
+    capsys.readouterr()
+    calls = count_ports(monkeypatch)
+    assert run("estimate", EXAMPLE, "--format", "json", "-j", "1") == 0
+    warm = capsys.readouterr().out
+    assert calls == []  # every file's result came from the cache
+    assert run("estimate", EXAMPLE, "--format", "json", "-j", "1", "--no-cache") == 0
+    assert calls and capsys.readouterr().out == warm

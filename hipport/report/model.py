@@ -354,12 +354,14 @@ def write(report: dict, folder: Path, root: Path | None = None, in_place: bool =
 
 
 def from_paths(paths: list[Path], settings: Settings, rates: est.Rates | None = None,
-               progress: bool = True) -> dict:
-    """The port pipeline over PATH... in memory (nothing written), then the report (`estimate`)."""
+               progress: bool = True, cache_root: Path | None = None) -> dict:
+    """The port pipeline over PATH... in memory (nothing written), then the report (`estimate`).
+    With `cache_root`, files `port` (or an earlier estimate) already did are served from its
+    cache."""
     from hipport import runner
     from hipport.loaders import tools
 
-    root, jobs = runner.plan(paths, settings, runner.DRY_RUN, None)
+    root, jobs = runner.plan(paths, settings, runner.DRY_RUN, None, cache_root)
     tick, close = runner.stream_progress(len(jobs), progress)
     try:
         records = [o.record for o in runner.run(jobs, settings.jobs, tick)]
