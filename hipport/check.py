@@ -3,6 +3,7 @@ many), apply suppressions and the baseline centrally, and decide the exit code."
 
 from __future__ import annotations
 
+import marshal
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,7 +16,7 @@ from hipport.config import Settings, find_config
 from hipport.emit import read_with_mode
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
 from hipport.files import InputFile, collect, unreadable_reason
-from hipport.findings import SEVERITIES, Finding, severity_at_least
+from hipport.findings import SEVERITIES, Finding, finding_of, severity_at_least
 from hipport.rules import CATEGORY_CODES, REGISTRY, Rule, all_rules
 from hipport.rules.suppression import UNUSED_SUPPRESSION
 from hipport import suppress
@@ -184,6 +185,19 @@ def _analyze(ctx, rules: list[Rule], plan=None) -> tuple[list[Finding], list[str
     return sorted(found, key=lambda f: (f.line, f.column, f.rule, f.message)), errors
 
 
+def _dump_check(result: FileCheck) -> bytes:
+    """A cache entry: the FileCheck as plain tuples (marshal; the cache's code fingerprint
+    covers the Python version that owns its format)."""
+    return marshal.dumps((result.path, result.kind, result.status, result.reason, result.suppressed,
+                          tuple(f.to_tuple() for f in result.findings)))
+
+
+def _load_check(raw: bytes) -> FileCheck:
+    """_dump_check() undone; ValueError (or marshal's own errors) for anything else."""
+    path, kind, status, reason, suppressed, rows = marshal.loads(raw)
+    return FileCheck(path, kind, status, reason, tuple(map(finding_of, rows)), suppressed)
+
+
 def check_file(job: FileJob) -> FileCheck:
     """One file's analysis (in a worker process for big runs); the run reads the file and
     keeps the cache."""
@@ -215,7 +229,7 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
                 results[i] = FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
                 continue
             batch.append((i, cache.key(data, job.path + "\0" + f.kind), data))
-        found = cache.get_many([key for _, key, _ in batch])
+        found = cache.get_many([key for _, key, _ in batch], _load_check)
         for i, key, data in batch:
             results[i] = found.get(key)
             if results[i] is None:
@@ -230,9 +244,9 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
         if result.status != "failed":
             fresh.append((key, result))
         if len(fresh) >= _BATCH:
-            cache.put_many(fresh)
+            cache.put_many(fresh, _dump_check)
             fresh = []
-    cache.put_many(fresh)
+    cache.put_many(fresh, _dump_check)
     return results
 
 

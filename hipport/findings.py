@@ -41,6 +41,16 @@ FIELDS = tuple(f.name for f in fields(Finding))  # to_json's keys, in to_tuple's
 CATEGORY, SEVERITY, EFFORT = (FIELDS.index(name) for name in ("category", "severity", "effort"))
 
 
+def finding_of(values: tuple) -> Finding:
+    """The Finding whose to_tuple() is `values`, built without the frozen dataclass's __init__
+    (a field at a time through object.__setattr__): a warm `check` loads tens of thousands."""
+    if len(values) != len(FIELDS):
+        raise ValueError("not a finding's fields")
+    f = object.__new__(Finding)
+    object.__setattr__(f, "__dict__", dict(zip(FIELDS, values)))
+    return f
+
+
 def json_of(values: tuple) -> dict:
     """to_json() of the finding whose to_tuple() is `values`."""
     return dict(zip(FIELDS, values))

@@ -1,6 +1,8 @@
 from dataclasses import fields
 
-from hipport.findings import Finding, severity_at_least
+import pytest
+
+from hipport.findings import Finding, finding_of, severity_at_least
 
 
 def test_to_json_names_every_field_in_order():
@@ -11,3 +13,13 @@ def test_to_json_names_every_field_in_order():
 
 def test_severity_order():
     assert severity_at_least("error", "warning") and not severity_at_least("info", "warning")
+
+
+def test_finding_of_rebuilds_a_finding_from_its_tuple():
+    f = Finding(path="a.cu", line=3, column=5, end_line=3, end_column=9, rule="HP401",
+                category="warp-size", severity="warning", effort="medium", message="m",
+                suggestion="s", snippet="x")
+    g = finding_of(f.to_tuple())
+    assert g == f and hash(g) == hash(f) and g.to_json() == f.to_json() and type(g) is Finding
+    with pytest.raises(ValueError):
+        finding_of(f.to_tuple()[:-1])
