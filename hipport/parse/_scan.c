@@ -421,6 +421,11 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *prefixes, *token_type;
     if (!PyArg_ParseTuple(args, "y*O!O!", &buf, &PyTuple_Type, &prefixes, &PyType_Type, &token_type))
         return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)token_type, &PyTuple_Type)) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_TypeError, "token_type must be a tuple subclass (a NamedTuple)");
+        return NULL;
+    }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(prefixes); k++) {
         if (!PyBytes_Check(PyTuple_GET_ITEM(prefixes, k))) {
             PyBuffer_Release(&buf);

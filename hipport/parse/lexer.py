@@ -1,9 +1,10 @@
-"""The regions pass: one compiled regex splits a C/C++/CUDA buffer into what may be rewritten.
+"""The regions pass: one scan splits a C/C++/CUDA buffer into what may be rewritten. The scan
+is C (parse/_scan.c) where that was built, else one compiled regex with the same tokens.
 
 It reports comments, string/char literals, preprocessor directives (with `#include` paths and
 the `#if` branch each directive sits in) and the *candidate* identifiers: the words whose
 spelling could be a CUDA name. Everything else (ordinary words, numbers, punctuation, spaces)
-is consumed inside the regex engine, so Python only sees the few tokens that matter.
+is consumed inside the scan, so Python only sees the few tokens that matter.
 
 Why a lexer and not tree-sitter for this: comment/string/identifier boundaries are lexical
 facts, and the lexer gets them right on any bytes (macro bodies, unbalanced braces, an
@@ -194,8 +195,8 @@ class Lexer:
     """Built once per set of candidate prefixes (they come from the mapping tables)."""
 
     def __init__(self, prefixes: Iterable[bytes]):
-        prefixes = set(prefixes)
-        alt = trie_pattern(prefixes | DEVICE_MARKERS)
+        words = set(prefixes) | DEVICE_MARKERS
+        alt = trie_pattern(words)
         # Consumed silently: spaces and punctuation, newlines not opening a directive, numbers,
         # and words that neither start with a candidate prefix nor open a prefixed literal.
         # At the start of the data, a directive line (after a BOM, and maybe indented) is
@@ -222,7 +223,6 @@ class Lexer:
         self._source = skip + rb"(?:" + token + rb")"
         # The C scanner (parse/_scan.c) needs the prefixes sorted and prefix-free, and made of
         # word characters; where it is not built, or they are not, the regex does the work.
-        words = set(prefixes) | DEVICE_MARKERS
         self._prefixes = None
         if _scan is not None and all(_WORD_CHARS.fullmatch(w) for w in words):
             kept: list[bytes] = []
