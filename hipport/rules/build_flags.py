@@ -429,7 +429,7 @@ def relocatable_device_code_flag(ctx):
 
 
 @rule(code="HP1104", name="cuda-device-runtime-link", category="build-flags", severity="error",
-      effort="high", kinds=BUILD_KINDS)
+      effort="high", kinds=BUILD_KINDS, triggers=(b"cudadevrt",))
 def cuda_device_runtime_link(ctx):
     """Reports linking CUDA's device runtime library, cudadevrt.
 
