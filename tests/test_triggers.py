@@ -5,9 +5,12 @@ triggers and again with none."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hipport.analysis import analyze, context_for
 from hipport.config import Settings
@@ -115,3 +118,19 @@ def test_a_sync_looking_variable_costs_no_parse():
     call = ctx_of(b"__device__ int g(int v) { return (__shfl_sync)(0xffffffff, v, 0); }\n")
     assert _sync_first_args(call) is None
     assert [h.message.split("`")[1] for h in full_warp_mask_32_bit(call)] == ["0xffffffff"]
+
+
+NAMES = ["CUDA_VERSION", "CUDART_VERSION", "CUDA_VER", "NCCL_MAJOR", "__CUDACC_VER_MAJOR__", "T"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([n.encode() for n in NAMES] + [b"x", b"_", b" ", b"1", b".", b"CU", b"\n"]),
+                max_size=10))
+def test_whole_word_patterns_match_as_one_alternation(parts):
+    from hipport.rules._syntax import whole_word_patterns
+
+    data = b"".join(parts)
+    one = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(NAMES, key=len, reverse=True))
+                     + rb")\b")
+    split = sorted((m.span(), m.group()) for p in whole_word_patterns(NAMES) for m in p.finditer(data))
+    assert split == [(m.span(), m.group()) for m in one.finditer(data)]

@@ -988,6 +988,28 @@ def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
     return tuple(patterns)
 
 
+def whole_word_patterns(names) -> tuple[re.Pattern[bytes], ...]:
+    """`\b(?:names)\b` for identifier `names` (str), as patterns that each open with a literal
+    (the names' common start, per two leading characters): re searches for a literal quickly
+    but tries a pattern that opens with `\b` at every byte. The boundary before a name is
+    checked behind that common start. Matches of whole words never overlap, so those of all
+    the patterns, sorted, are the one pattern's."""
+    groups: dict[str, list[str]] = {}
+    for name in sorted(names, key=len, reverse=True):
+        groups.setdefault(name[:2], []).append(name)
+    patterns = []
+    for group in groups.values():
+        head = re.escape(os.path.commonprefix(group).encode())
+        rest = b"|".join(re.escape(n[len(os.path.commonprefix(group)):].encode()) for n in group)
+        patterns.append(re.compile(head + rb"(?<!\w" + head + rb")(?:" + rest + rb")\b"))
+    return tuple(patterns)
+
+
+def code_word_matches(ctx, patterns) -> list[re.Match[bytes]]:
+    """Matches in code of whole_word_patterns(), in order."""
+    return sorted((m for p in patterns for m in ctx.code_matches(p)), key=lambda m: m.start())
+
+
 def occurrences(data: bytes, words, patterns):
     """(start, end) of every place where one of `words` starts (overlaps included), found
     with `patterns` (words_patterns(words)) or, for a few words, one by one."""

@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 
 from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import (
     directives_of, hip_aware_directive, macro_use_kind, relevant_at, risk_names)
 
@@ -45,9 +46,8 @@ RCCL_DEFINED = frozenset({"NCCL_VERSION_CODE", "NCCL_MAJOR"})
 
 
 @lru_cache(maxsize=8)
-def _pattern(names: frozenset[str]) -> re.Pattern[bytes]:
-    return re.compile(rb"\b(?:" + b"|".join(
-        re.escape(n.encode()) for n in sorted(names, key=len, reverse=True)) + rb")\b")
+def _patterns(names: frozenset[str]) -> tuple[re.Pattern[bytes], ...]:
+    return sx.whole_word_patterns(names)
 
 
 def version_macro_names(mappings) -> frozenset[str]:
@@ -79,7 +79,7 @@ def version_comparisons(ctx):
     defined(...), a bare #if CUDART_VERSION) are platform checks and not included."""
     data = ctx.data
     directives = directives_of(ctx)
-    for m in ctx.code_matches(_pattern(version_macro_names(ctx.mappings))):
+    for m in sx.code_word_matches(ctx, _patterns(version_macro_names(ctx.mappings))):
         if macro_use_kind(data, directives, m.start(), m.end()) != "value":
             continue
         d = directives.at(m.start())
