@@ -66,3 +66,18 @@ def test_certainly_host_is_never_device_code_by_the_tree():
                     and not sx.host_pass_only(ctx, at):
                 wrong.append(f"{p.relative_to(ROOT)}:{at}")
     assert not wrong
+
+
+@pytest.mark.parametrize("text, device", [
+    # cuda-samples' reduction: `cg::reduce` in a kernel is cooperative groups', not this host `reduce`
+    (b"namespace cg = cooperative_groups;\n__global__ void k(int* p) { p[0] = cg::reduce(t, 1, op); }\n"
+     b"template <class T> void reduce(T* p) { MARK; }", False),
+    (b"__global__ void k(int* p) { thrust::reduce(a, b); }\nvoid reduce(int* p) { MARK; }", False),
+    # called from device code, plainly or through this file's own namespace or class
+    (b"__global__ void k(int* p) { reduce(p); }\nvoid reduce(int* p) { MARK; }", True),
+    (b"namespace mine { void reduce(int* p) { MARK; } }\n__global__ void k(int* p) { mine::reduce(p); }", True),
+    (b"struct S { static void go() { MARK; } };\n__global__ void k() { S::go(); }", True),
+])
+def test_only_calls_of_this_files_function_make_it_device_code(text, device):
+    ctx = context_for(text, "t.cu", "cuda", Settings())
+    assert (sx.device_function_at(ctx, text.index(b"MARK")) is not None) is device
