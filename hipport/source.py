@@ -5,7 +5,24 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from hipport.parse.lexer import _scan
+
 UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def python_line_starts(data: bytes) -> list[int]:
+    """Offsets where the lines start: 0, and just past each newline (the C scanner's
+    line_starts where it is built)."""
+    starts = [0]
+    find = data.find
+    i = find(b"\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = find(b"\n", i + 1)
+    return starts
+
+
+_line_starts = _scan.line_starts if _scan is not None else python_line_starts
 
 
 @dataclass(frozen=True)
@@ -28,13 +45,7 @@ class Source:
 
     def line_starts(self) -> list[int]:
         if not self._line_starts:
-            starts = [0]
-            find = self.data.find
-            i = find(b"\n")
-            while i >= 0:
-                starts.append(i + 1)
-                i = find(b"\n", i + 1)
-            self._line_starts.extend(starts)
+            self._line_starts.extend(_line_starts(self.data))
         return self._line_starts
 
     def line_col(self, offset: int) -> tuple[int, int]:

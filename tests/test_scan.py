@@ -131,3 +131,11 @@ def test_name_contexts(text, context):
                          at, at + 8) == context
     if lexer._scan is not None:
         assert scanned(LEXER, text)[6][at] == context
+
+
+@needs_scanner
+@given(st.binary(max_size=200) | st.lists(st.sampled_from([b"\n", b"\r\n", b"x", b"\r"]), max_size=30).map(b"".join))
+def test_line_starts_in_c(data):
+    from hipport.source import python_line_starts
+
+    assert lexer._scan.line_starts(data) == python_line_starts(data)

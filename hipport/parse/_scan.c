@@ -15,6 +15,8 @@
  *   words       each identifier's text as str (Lexed.words)
  *   contexts    {start: context} for each identifier, as names._context tells it (Lexed.contexts)
  *
+ * line_starts(data) -> [0, and the offset after each newline]: source.Source's line index.
+ *
  * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
  * stays the reference (and the fallback where this module is not built), and the test suite
  * compares the two on every fixture and on generated input.
@@ -535,8 +537,32 @@ fail:
     return NULL;
 }
 
+/* line_starts(data) -> [0, offset after each newline, ...] (source.Source.line_starts). */
+static PyObject *line_starts(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const char *d = buf.buf, *p = d, *end = d + buf.len;
+    PyObject *out = PyList_New(0);
+    if (out == NULL || append_offset(out, 0) < 0)
+        goto fail;
+    while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        p++;
+        if (append_offset(out, p - d) < 0)
+            goto fail;
+    }
+    PyBuffer_Release(&buf);
+    return out;
+fail:
+    PyBuffer_Release(&buf);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
+    {"line_starts", line_starts, METH_O, "line_starts(data) -> offsets where each line starts"},
     {NULL, NULL, 0, NULL},
 };
 
