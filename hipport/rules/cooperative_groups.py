@@ -42,8 +42,10 @@ COOPERATIVE_LAUNCH = re.compile(
     rb"hipLaunchCooperativeKernel(?:MultiDevice)?|hipModuleLaunchCooperativeKernel\w*|"
     rb"hipLaunchAttributeCooperative)\b")
 
-_ALIAS = re.compile(rb"\bnamespace\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*;")
-_USING = re.compile(rb"\busing\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
+# Each opens with its literal and checks the word boundary behind it: re searches for a
+# leading literal quickly, but tries a pattern that opens with `\b` at every byte.
+_ALIAS = re.compile(rb"namespace(?<!\wnamespace)\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*;")
+_USING = re.compile(rb"using(?<!\wusing)\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
 _MEMBER = re.compile(rb"(?:\.|->)\s*(meta_group_rank|meta_group_size)\s*\(")
 _CG_USED = re.compile(rb"cooperative_groups")
 _SYNC = frozenset({"sync"})
@@ -81,11 +83,11 @@ def _cg_names(ctx, table, words: bytes) -> list[tuple[int, int, str]]:
     `using namespace cooperative_groups`, or as a member call for meta_group_*.
     `words`: _alternation(table)."""
     names, using = _namespaces(ctx)
-    ns = b"|".join(re.escape(n) for n in sorted(names))
     out = []
-    qualified = re.compile(rb"\b(?:" + ns + rb")\s*::\s*(" + words + rb")\b")
-    for m in ctx.code_matches(qualified):
-        out.append((m.start(), m.end(), m.group(1).decode()))
+    for n in sorted(names):  # `ns::name`, one pattern per namespace name (see _ALIAS)
+        qualified = re.compile(re.escape(n) + rb"(?<!\w" + re.escape(n) + rb")\s*::\s*(" + words + rb")\b")
+        for m in ctx.code_matches(qualified):
+            out.append((m.start(), m.end(), m.group(1).decode()))
     if using:
         bare = re.compile(rb"(?<![\w:.>])(" + words + rb")\s*[<(]")
         for m in ctx.code_matches(bare):
