@@ -1009,6 +1009,14 @@ def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
     return tuple(patterns)
 
 
+def word_start(word: bytes) -> bytes:
+    """A regex for `\bword` that opens with the word's literal, its boundary checked behind
+    it: re searches for a pattern's leading literal quickly, but tries one that opens with
+    `\b` at every byte (for a word that starts with a word character; the match is the same)."""
+    w = re.escape(word)
+    return w + rb"(?<!\w" + w + rb")"
+
+
 def whole_word_patterns(names) -> tuple[re.Pattern[bytes], ...]:
     """`\b(?:names)\b` for identifier `names` (str), as patterns that each open with a literal
     (the names' common start, per two leading characters): re searches for a literal quickly
@@ -1020,9 +1028,9 @@ def whole_word_patterns(names) -> tuple[re.Pattern[bytes], ...]:
         groups.setdefault(name[:2], []).append(name)
     patterns = []
     for group in groups.values():
-        head = re.escape(os.path.commonprefix(group).encode())
-        rest = b"|".join(re.escape(n[len(os.path.commonprefix(group)):].encode()) for n in group)
-        patterns.append(re.compile(head + rb"(?<!\w" + head + rb")(?:" + rest + rb")\b"))
+        head = os.path.commonprefix(group)
+        rest = b"|".join(re.escape(n[len(head):].encode()) for n in group)
+        patterns.append(re.compile(word_start(head.encode()) + rb"(?:" + rest + rb")\b"))
     return tuple(patterns)
 
 
@@ -1110,10 +1118,10 @@ TYPE_SIZES: dict[str, int] = {
     "double3": 24, "double4": 32, "longlong4": 32, "ulonglong4": 32,
 }
 
-# From `const` on (a pattern that starts with a literal is searched for fast): a `static` or
-# `inline` before it changes neither the name, the value nor whether the place is compiled.
+# From `const` on (see word_start): a `static` or `inline` before it changes neither the
+# name, the value nor whether the place is compiled.
 _CONST_DECL = re.compile(
-    rb"const(?<!\wconst)(?:expr)?\s+(?:static\s+|inline\s+)*"
+    word_start(b"const") + rb"(?:expr)?\s+(?:static\s+|inline\s+)*"
     rb"((?:unsigned\s+|signed\s+)?(?:long\s+long|long|int|short|char|size_t|u?int(?:8|16|32|64)_t|"
     rb"unsigned|signed|auto)(?:\s+int)?)\s+([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\})\s*;")
 _SIZEOF = re.compile(r"\bsizeof\s*\(\s*([A-Za-z_][\w\s:]*?)\s*\)")
@@ -1282,7 +1290,7 @@ def shared_declarations(ctx) -> list[SharedDecl]:
 
 # For pre-checks that spare the tree: each `__shared__` declaration as text, split into its
 # declarators, each with its array dimensions' texts.
-_SHARED_WORD = re.compile(rb"\b__shared__\b")
+_SHARED_WORD = re.compile(word_start(b"__shared__") + rb"\b")
 _DIMENSION = re.compile(rb"\[([^\[\]]*)\]")
 
 

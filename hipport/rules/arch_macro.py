@@ -252,7 +252,7 @@ def _before_member(data: bytes, line_start: int, member_start: int) -> bytes:
     return data[line_start : line_start + m.start()] if m else data[line_start:member_start]
 
 
-_COMPILER_MACRO = re.compile(rb"\b__NVCC__\b")
+_COMPILER_MACRO = re.compile(sx.word_start(b"__NVCC__") + rb"\b")
 
 
 @rule(code="HP704", name="nvcc-compiler-test", category="arch-macro", severity="info",

@@ -42,10 +42,8 @@ COOPERATIVE_LAUNCH = re.compile(
     rb"hipLaunchCooperativeKernel(?:MultiDevice)?|hipModuleLaunchCooperativeKernel\w*|"
     rb"hipLaunchAttributeCooperative)\b")
 
-# Each opens with its literal and checks the word boundary behind it: re searches for a
-# leading literal quickly, but tries a pattern that opens with `\b` at every byte.
-_ALIAS = re.compile(rb"namespace(?<!\wnamespace)\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*;")
-_USING = re.compile(rb"using(?<!\wusing)\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
+_ALIAS = re.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*;")
+_USING = re.compile(sx.word_start(b"using") + rb"\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
 _MEMBER = re.compile(rb"(?:\.|->)\s*(meta_group_rank|meta_group_size)\s*\(")
 _CG_USED = re.compile(rb"cooperative_groups")
 _SYNC = frozenset({"sync"})
@@ -84,8 +82,8 @@ def _cg_names(ctx, table, words: bytes) -> list[tuple[int, int, str]]:
     `words`: _alternation(table)."""
     names, using = _namespaces(ctx)
     out = []
-    for n in sorted(names):  # `ns::name`, one pattern per namespace name (see _ALIAS)
-        qualified = re.compile(re.escape(n) + rb"(?<!\w" + re.escape(n) + rb")\s*::\s*(" + words + rb")\b")
+    for n in sorted(names):  # `ns::name`, one pattern per namespace name (sx.word_start)
+        qualified = re.compile(sx.word_start(n) + rb"\s*::\s*(" + words + rb")\b")
         for m in ctx.code_matches(qualified):
             out.append((m.start(), m.end(), m.group(1).decode()))
     if using:

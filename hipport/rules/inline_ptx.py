@@ -316,7 +316,7 @@ def inline_ptx_asm(ctx):
 
 
 _PTX_HEADER = {b"cuda/ptx"}
-_PTX_ALIAS = re.compile(rb"\bnamespace\s+(\w+)\s*=\s*(?:::\s*)?cuda\s*::\s*ptx\s*;")
+_PTX_ALIAS = re.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?cuda\s*::\s*ptx\s*;")
 # cuda::ptx wrappers for async copies and TMA are async-copy findings (HP852/HP853).
 _ASYNC_WRAPPERS = re.compile(r"(?:mbarrier|cp_async|cp_reduce_async|fence_proxy_async|tensormap)")
 

@@ -7,7 +7,7 @@ import re
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
-_TOKEN = re.compile(rb"\b__launch_bounds__\b")
+_TOKEN = re.compile(sx.word_start(b"__launch_bounds__") + rb"\b")
 _SPACE = re.compile(rb"(?:\s|\\\r?\n)*")
 
 

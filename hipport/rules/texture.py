@@ -44,9 +44,7 @@ _LEGACY_NAMES = frozenset({"texture", "surface"})
 # Only the whole word, and only where a template argument list may follow (spaces, a line
 # continuation, a comment or a directive in between): prose about textures and longer names
 # (`GL_ARB_texture /* ... */`) are skipped before any tree lookup.
-# (The word first, its boundary checked behind it: a pattern that starts with a literal is
-# searched for fast, one that starts with `\b` is tried at every byte.)
-_LEGACY_WORDS = tuple(re.compile(word + rb"(?<!\w" + word + rb")(?=[\s\\\x80-\xff]*[<#/])")
+_LEGACY_WORDS = tuple(re.compile(sx.word_start(word) + rb"(?=[\s\\\x80-\xff]*[<#/])")
                       for word in (b"texture", b"surface"))
 _REFERENCE_WORDS = sx.words_patterns(REFERENCE_TYPES)
 _BIND_WORDS = sx.words_patterns(BIND_APIS)
