@@ -77,6 +77,7 @@ def test_certainly_host_is_never_device_code_by_the_tree():
     (b"__global__ void k(int* p) { reduce(p); }\nvoid reduce(int* p) { MARK; }", True),
     (b"namespace mine { void reduce(int* p) { MARK; } }\n__global__ void k(int* p) { mine::reduce(p); }", True),
     (b"struct S { static void go() { MARK; } };\n__global__ void k() { S::go(); }", True),
+    (b"struct __align__(8) S : B { static void go() { MARK; } };\n__global__ void k() { S::go(); }", True),
 ])
 def test_only_calls_of_this_files_function_make_it_device_code(text, device):
     ctx = context_for(text, "t.cu", "cuda", Settings())

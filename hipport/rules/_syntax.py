@@ -879,9 +879,8 @@ def _device_functions(ctx) -> tuple[DeviceFunction, ...]:
     host_defs = [h for h in host_defs if h[0] not in device_names]
     if host_defs:
         calls: dict[str, list[int]] = {}
-        own_scopes = _own_scopes(ctx)
         for call in nodes(ctx, "call_expression"):
-            if live(ctx, call.start_byte) and not _names_another_scope(call, own_scopes):
+            if live(ctx, call.start_byte) and not _names_another_scope(ctx, call):
                 calls.setdefault(call_name(call), []).append(call.start_byte)
         changed = True
         while changed:
@@ -899,24 +898,22 @@ def _device_functions(ctx) -> tuple[DeviceFunction, ...]:
     return tuple(found)
 
 
-def _own_scopes(ctx) -> set[str]:
-    """Names of the namespaces, classes and structs this file defines."""
-    out = set()
-    for node in nodes(ctx, "namespace_definition", "class_specifier", "struct_specifier"):
-        name = node.child_by_field_name("name")
-        if name is not None and (node.type == "namespace_definition" or node.child_by_field_name("body")):
-            out.add(text(name))
-    return out
-
-
-def _names_another_scope(call, own_scopes: set[str]) -> bool:
-    """Whether the callee is qualified by a scope this file does not define (`cg::reduce`,
-    `thrust::reduce`): a function of that library, never this file's function of that name."""
+def _names_another_scope(ctx, call) -> bool:
+    """Whether the callee is qualified by a scope this file never opens as a namespace, class,
+    struct or union body (`cg::reduce`, `thrust::reduce`; an alias `namespace cg = ...;` opens
+    none): a function of that library, never this file's function of that name."""
     fn = _callee(call)
     if fn is None or fn.type != "qualified_identifier":
         return False
     scope = fn.child_by_field_name("scope")
-    return scope is not None and _last_name(scope) not in own_scopes
+    if scope is None:
+        return False  # `::f`: the global one, which may be this file's
+    name = _last_name(scope)
+    known = memo(ctx, "own_scopes", lambda c: {})
+    if name not in known:
+        known[name] = re.search(rb"\b(?:namespace|class|struct|union)\b[^;{}=]*\b" + re.escape(name.encode())
+                                + rb"\b[^;{}=]*\{", ctx.data) is not None
+    return not known[name]
 
 
 def device_functions(ctx) -> tuple[DeviceFunction, ...]:
