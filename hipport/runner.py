@@ -8,6 +8,7 @@ without building an object per finding.
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import os
 import posixpath
 import sys
@@ -133,8 +134,14 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
 
 
 def _start_pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
-    import hipport.pipeline  # noqa: F401 - before the fork: the workers inherit it
+    from hipport.loaders import tools
+    from hipport.rules import all_rules
 
+    # Before the fork, so the workers inherit them: the pipeline's modules, the rules and the
+    # tables (which the report needs here at the end anyway).
+    importlib.import_module("hipport.pipeline")
+    all_rules()
+    tools(settings)
     return parallel.pool(workers, settings)
 
 
