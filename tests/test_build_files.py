@@ -140,6 +140,9 @@ CMAKE_CASES = [
      "add_executable(app main.cu)\nset_source_files_properties(main.cu PROPERTIES LANGUAGE HIP)\n"),
     ("target_link_libraries(app cublas -lcurand)\n", "target_link_libraries(app hipblas -lhiprand)\n"),
     ("include_directories(/usr/local/cuda/include)\n", "include_directories(/opt/rocm/include)\n"),
+    # `#` ends an unquoted argument and opens a comment, even with no space before it
+    ("add_library(k k.cu# CUDA::cublas, in a comment\n)\n",
+     "add_library(k k.cu# CUDA::cublas, in a comment\n)\nset_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n"),
 ]
 
 CMAKE_UNCHANGED = [

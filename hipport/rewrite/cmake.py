@@ -46,7 +46,7 @@ _SPACE = b" \t\r\n"
 _SPACES = re.compile(rb"[ \t\r\n]+")
 _BRACKET_OPEN = re.compile(rb"\[(=*)\[")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_UNQUOTED = re.compile(rb'(?:[^\s()#"\\]|\\.)(?:[^\s()"\\]|\\.)*')
+_UNQUOTED = re.compile(rb'(?:[^\s()#"\\]|\\.)+')  # CMake: `#` always ends an unquoted argument
 
 
 def parse(data: bytes) -> tuple[list[Command], list[tuple[int, int]]]:
