@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import itemgetter
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import ahocorasick
 
@@ -19,6 +19,8 @@ from hipport.parse.declarations import user_declared
 from hipport.parse.lexer import Lexed
 from hipport.rules import Hit, Rule, all_rules
 from hipport.source import Source
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -72,7 +74,7 @@ class _Plan:
     trigger occurs. Made once per process, not once per file."""
 
     def __init__(self, rules: list[Rule], kind: str):
-        self.rules = tuple(r for r in rules if kind in r.kinds)  # kept: ids in the key stay theirs
+        self.rules = tuple(r for r in rules if kind in r.kinds)
         self.always = [i for i, r in enumerate(self.rules) if not r.triggers]
         self.by_trigger: dict = {}  # each distinct trigger -> indices of the rules it enables
         for i, r in enumerate(self.rules):
@@ -92,27 +94,29 @@ class _Plan:
             self.automaton.make_automaton()
 
 
-_plans: dict[tuple, _Plan] = {}
+_plans: dict[tuple, tuple] = {}
+
+
+def per_rule_set(cache: dict, rules: list[Rule], kind: str, make: Callable[[], T]) -> T:
+    """`make()`, kept in `cache` per file kind and set of rules (by identity): chosen once per
+    process, not once per file. The rules are kept with it, so that their ids stay theirs."""
+    key = (kind, *map(id, rules))
+    got = cache.get(key)
+    if got is None:
+        if len(cache) > 64:
+            cache.clear()
+        got = cache[key] = (tuple(rules), make())
+    return got[1]
 
 
 def plan_for(rules: list[Rule], kind: str) -> _Plan:
-    """The plan for `rules` on files of `kind`, made once per process."""
-    return _plan(rules, kind)
-
-
-def _plan(rules: list[Rule], kind: str) -> _Plan:
-    key = (kind, *map(id, rules))
-    plan = _plans.get(key)
-    if plan is None:
-        if len(_plans) > 64:
-            _plans.clear()
-        plan = _plans[key] = _Plan(rules, kind)
-    return plan
+    """The plan for `rules` on files of `kind`."""
+    return per_rule_set(_plans, rules, kind, lambda: _Plan(rules, kind))
 
 
 def analyze(ctx: FileContext, rules: Iterable[Rule] | None = None) -> list[Finding]:
     """Every rule's findings for one file, sorted by position; no suppression applied here."""
-    return run_plan(ctx, _plan(all_rules() if rules is None else list(rules), ctx.kind))
+    return run_plan(ctx, plan_for(all_rules() if rules is None else list(rules), ctx.kind))
 
 
 def run_plan(ctx: FileContext, plan: _Plan) -> list[Finding]:

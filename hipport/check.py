@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 
 from hipport import parallel
 from hipport.cache import open_cache
-from hipport.analysis import FileContext, analyze, context_for, plan_for, run_plan, to_finding
+from hipport.analysis import FileContext, analyze, context_for, per_rule_set, plan_for, run_plan, to_finding
 from hipport.config import Settings, find_config
 from hipport.emit import read_with_mode
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
@@ -152,23 +152,18 @@ def check_context(ctx: FileContext, rules: Iterable[Rule]) -> FileCheck:
     return FileCheck(path, kind, "checked", findings=tuple(found), suppressed=suppressed)
 
 
-# (kind, rule ids) -> (the rules, kept alive so that their ids stay theirs; the rules that run
-# on that kind; their plan; the unused-suppression rule if selected)
-_KINDS: dict[tuple, tuple[tuple[Rule, ...], list[Rule], object, Rule | None]] = {}
+_KINDS: dict[tuple, tuple] = {}
 
 
 def _for_kind(rules: list[Rule], kind: str) -> tuple[list[Rule], object, Rule | None]:
     """The rules that run on files of `kind`, their plan, and the unused-suppression rule when
-    selected: chosen once per process and set of rules, not once per file."""
-    key = (kind, *map(id, rules))
-    got = _KINDS.get(key)
-    if got is None:
-        if len(_KINDS) > 64:
-            _KINDS.clear()
+    selected."""
+    def choose():
         run_here = [r for r in rules if kind in r.kinds and r.code != UNUSED_SUPPRESSION]
         unused = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
-        got = _KINDS[key] = (tuple(rules), run_here, plan_for(run_here, kind), unused)
-    return got[1:]
+        return run_here, plan_for(run_here, kind), unused
+
+    return per_rule_set(_KINDS, rules, kind, choose)
 
 
 def _analyze(ctx, rules: list[Rule], plan=None) -> tuple[list[Finding], list[str]]:

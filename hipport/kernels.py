@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator, NamedTuple
 
-from hipport.parse.lexer import Lexed, Token
+from hipport.parse.lexer import IS_WORD_BYTE, Lexed, Token
 
 _PRECHECK = (b"__global__", b"<<<", b"LaunchKernel")
 # Tokens after `__global__`: comments, words, `::`, brackets, anything else one byte at a time.
@@ -60,7 +60,6 @@ def _last_name(text: bytes) -> str:
 
 
 _SPACE = b" \t\r\n"
-_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def _callee_before(data: bytes, p: int) -> str | None:
@@ -86,7 +85,7 @@ def _callee_before(data: bytes, p: int) -> str | None:
         while i > stop and data[i - 1] in _SPACE:
             i -= 1
     end = i
-    while i > stop and data[i - 1] in _WORD:
+    while i > stop and data[i - 1] in IS_WORD_BYTE:
         i -= 1
     if i == end or data[i] in b"0123456789":
         return None

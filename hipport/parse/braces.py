@@ -13,11 +13,10 @@ from __future__ import annotations
 import bisect
 import re
 
-from hipport.parse.lexer import Lexed
+from hipport.parse.lexer import WORD_BYTES, Lexed
 
 BLOCK, LINKAGE, SCOPE = "block", "linkage", "scope"
 
-_WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 # Before `{`: a keyword that opens a statement block.
 _BLOCK_KEYWORDS = frozenset({b"else", b"do", b"try"})
 # Between a function's `)` and its body.
@@ -121,7 +120,7 @@ def word_before(data: bytes, end: int, span: int = 64) -> tuple[int, bytes]:
     b"" when none. Looks back `span` bytes at most."""
     start = max(0, end - span)
     seg = data[start:end].rstrip(b" \t\r\n")
-    word = seg[len(seg.rstrip(_WORD_BYTES)):]
+    word = seg[len(seg.rstrip(WORD_BYTES)):]
     return start + len(seg) - len(word), word
 
 

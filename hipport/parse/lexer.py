@@ -31,6 +31,10 @@ DEVICE_MARKERS = frozenset(
     b"__syncthreads threadIdx blockIdx blockDim gridDim warpSize".split()
 )
 
+# The bytes identifiers are made of (ASCII, as the lexer's words are): for strip() and as a set.
+WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+IS_WORD_BYTE = frozenset(WORD_BYTES)
+
 _DEVICE_WORDS = frozenset(w.decode() for w in DEVICE_MARKERS)
 _WORD_CHARS = re.compile(rb"\w+")  # ASCII in a bytes pattern
 _BRACE = re.compile(rb"[{}]")
@@ -153,8 +157,10 @@ class Lexed:
         return out
 
 
-def logical_end(data: bytes, start: int) -> int:
-    """End of the logical line that starts at `start` (backslash-newlines continue it)."""
+def logical_end(data: bytes, start: int, at_newline: bool = False) -> int:
+    """End of the logical line that starts at `start` (backslash-newlines continue it): where
+    its text ends (before a `\r`), or with `at_newline` the offset of its `\n`; the data's
+    length when the data ends first."""
     pos = start
     while True:
         nl = data.find(b"\n", pos)
@@ -164,7 +170,7 @@ def logical_end(data: bytes, start: int) -> int:
         if body_end > 0 and data[body_end - 1 : body_end] == b"\\":
             pos = nl + 1
             continue
-        return body_end
+        return nl if at_newline else body_end
 
 
 def trie_pattern(words: Iterable[bytes]) -> bytes:
@@ -271,8 +277,10 @@ class Lexer:
                 strings.append(m.span(kind))
             elif kind == pp:
                 inc = m.group("inc")
-                ns, ne = m.span("dir") if m.group("dir") is not None else (m.start("inc"),) * 2 \
-                    if inc is not None else (m.end(kind),) * 2
+                if m.group("dir") is not None:
+                    ns, ne = m.span("dir")
+                else:  # no name: an empty one where the scanner puts it, after `#` and spaces
+                    ns = ne = m.start("inc") if inc is not None else m.end(kind)
                 ps = pe = -1
                 if inc is not None and data[ns:ne] in _INCLUDES:
                     pe = m.end("inc")

@@ -8,6 +8,7 @@ import functools
 import re
 
 from hipport.edits import Edit
+from hipport.parse.lexer import logical_end
 from hipport.rewrite.shell import Rewritten, Spans, command_edits, rocm_release, table, word_edits
 
 # One instruction: its keyword and where its arguments start; continued lines end in `\`.
@@ -35,19 +36,6 @@ def _comment_lines(data: bytes) -> list[tuple[int, int]]:
     return comment_spans("docker", data)
 
 
-def _instruction_end(data: bytes, start: int) -> int:
-    """End of the instruction starting at `start` (continuation lines included)."""
-    i = start
-    while True:
-        nl = data.find(b"\n", i)
-        if nl < 0:
-            return len(data)
-        line = data[i:nl].rstrip(b"\r")
-        if not line.endswith(b"\\"):
-            return nl
-        i = nl + 1
-
-
 def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
     comments = Spans(_comment_lines(data))
     out = Rewritten()
@@ -59,7 +47,7 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
             pos = len(data) if nl < 0 else nl + 1
             continue
         keyword = m.group(1).upper()
-        end = _instruction_end(data, m.end())
+        end = logical_end(data, m.end(), at_newline=True)  # continuation lines included
         pos = end + 1
         if keyword == b"FROM":
             out.extend(_from(data, m.end(), end, target))

@@ -16,7 +16,7 @@ import functools
 import re
 
 from hipport.edits import Edit
-from hipport.parse.lexer import Lexed
+from hipport.parse.lexer import IS_WORD_BYTE, Lexed
 from hipport.rewrite.shell import table
 
 VARIANTS = ("v1", "v2")
@@ -25,7 +25,6 @@ _TORCH_INCLUDE = (b"torch/", b"ATen/", b"c10/")
 # is searched for fast; one starting with `\b(?:at|c10)` is tried at every byte).
 _CUDA_SCOPE = re.compile(rb"::\s*cuda\s*::")
 _SPACE = b" \t\n\r\f\v"  # the regex's \s
-_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _QUALIFIER = re.compile(rb"(\w+)\s*::\s*\Z")
 _TORCH_NAMESPACES = frozenset({b"at", b"c10", b"cuda", b"hip", b"torch"})
 
@@ -77,7 +76,7 @@ def is_torch_source(lexed: Lexed) -> bool:
             end -= 1
         for scope in (b"at", b"c10"):
             start = end - len(scope)
-            if start >= 0 and data[start:end] == scope and (start == 0 or data[start - 1] not in _WORD_BYTES) \
+            if start >= 0 and data[start:end] == scope and (start == 0 or data[start - 1] not in IS_WORD_BYTE) \
                     and not lexed.in_comment_or_string(start):
                 return True
     return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
+from hipport.parse.lexer import IS_WORD_BYTE
 from hipport.rules import _syntax as sx
 
 _DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
@@ -121,14 +122,13 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
                            for at in uses)
 
 
-_WORD_BYTES = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
 
 def _word_starts(data: bytes, word: bytes) -> list[int]:
     """Where `word` stands as a whole word (what `\\bword\\b` matches)."""
     out, at, end = [], data.find(word), len(data) - len(word)
     while at >= 0:
-        if (at == 0 or data[at - 1] not in _WORD_BYTES) and (at == end or data[at + len(word)] not in _WORD_BYTES):
+        if (at == 0 or data[at - 1] not in IS_WORD_BYTE) and (at == end or data[at + len(word)] not in IS_WORD_BYTE):
             out.append(at)
         at = data.find(word, at + 1)
     return out

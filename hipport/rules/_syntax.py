@@ -81,6 +81,7 @@ from typing import Callable, Iterable
 import tree_sitter
 
 from hipport.parse import tree as ts
+from hipport.parse.lexer import logical_end
 from hipport.rewrite.calls import split_top_level
 
 __all__ = [
@@ -403,18 +404,7 @@ _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 def _logical_line(data: bytes, start: int) -> tuple[str, int]:
     """The directive's text from `start` through backslash continuations; and its end."""
-    end = start
-    while True:
-        nl = data.find(b"\n", end)
-        if nl < 0:
-            end = len(data)
-            break
-        line = data[end:nl].rstrip(b"\r")
-        if line.endswith(b"\\"):
-            end = nl + 1
-            continue
-        end = nl
-        break
+    end = logical_end(data, start, at_newline=True)
     raw = data[start:end].replace(b"\\\r\n", b" ").replace(b"\\\n", b" ")
     return _COMMENT.sub(" ", raw.decode("latin-1")), end
 
@@ -991,23 +981,29 @@ def in_device_code(ctx, offset: int) -> bool:
 LAUNCH_OPEN = re.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]*<")
 
 
+def _by_common_start(words: list[str]) -> list[tuple[bytes, bytes]]:
+    """`words` grouped by their first two characters, in the order given: each group's common
+    start, and an alternation of what follows it in each word."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[:2], []).append(word)
+    out = []
+    for group in groups.values():
+        head = os.path.commonprefix(group)
+        out.append((head.encode(), b"|".join(re.escape(w[len(head):].encode()) for w in group)))
+    return out
+
+
 def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
     """Patterns that together match wherever one of `words` (str) starts. One per pair of
     leading characters, each opening with its words' common prefix: re scans for a leading
     literal far faster than it tries an alternation at every byte."""
-    groups: dict[str, list[str]] = {}
-    for word in sorted(words):
-        groups.setdefault(word[:2], []).append(word)
-    patterns = []
-    for group in groups.values():
-        head = os.path.commonprefix(group)
-        rest = b"|".join(re.escape(w[len(head):].encode()) for w in group)
-        patterns.append(re.compile(re.escape(head.encode()) + b"(?:" + rest + b")"))
-    return tuple(patterns)
+    return tuple(re.compile(re.escape(head) + b"(?:" + rest + b")")
+                 for head, rest in _by_common_start(sorted(words)))
 
 
 def word_start(word: bytes) -> bytes:
-    """A regex for `\bword` that opens with the word's literal, its boundary checked behind
+    r"""A regex for `\bword` that opens with the word's literal, its boundary checked behind
     it: re searches for a pattern's leading literal quickly, but tries one that opens with
     `\b` at every byte (for a word that starts with a word character; the match is the same)."""
     w = re.escape(word)
@@ -1015,20 +1011,11 @@ def word_start(word: bytes) -> bytes:
 
 
 def whole_word_patterns(names) -> tuple[re.Pattern[bytes], ...]:
-    """`\b(?:names)\b` for identifier `names` (str), as patterns that each open with a literal
-    (the names' common start, per two leading characters): re searches for a literal quickly
-    but tries a pattern that opens with `\b` at every byte. The boundary before a name is
-    checked behind that common start. Matches of whole words never overlap, so those of all
-    the patterns, sorted, are the one pattern's."""
-    groups: dict[str, list[str]] = {}
-    for name in sorted(names, key=len, reverse=True):
-        groups.setdefault(name[:2], []).append(name)
-    patterns = []
-    for group in groups.values():
-        head = os.path.commonprefix(group)
-        rest = b"|".join(re.escape(n[len(head):].encode()) for n in group)
-        patterns.append(re.compile(word_start(head.encode()) + rb"(?:" + rest + rb")\b"))
-    return tuple(patterns)
+    r"""`\b(?:names)\b` for identifier `names` (str), as patterns that each open with a literal
+    (the names' common start, per two leading characters; see word_start). Matches of whole
+    words never overlap, so those of all the patterns, sorted, are the one pattern's."""
+    return tuple(re.compile(word_start(head) + rb"(?:" + rest + rb")\b")
+                 for head, rest in _by_common_start(sorted(names, key=len, reverse=True)))
 
 
 def code_word_matches(ctx, patterns) -> list[re.Match[bytes]]:
