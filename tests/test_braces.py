@@ -152,3 +152,20 @@ def test_may_be_declarator(text, want):
     lx = lexed(text)
     starts = [t.start for t in lx.identifiers if t.text.startswith(b"cudaFoo") or t.text in (b"cudaBar", b"cudaBaz")]
     assert any(may_be_declarator(lx, s) for s in starts) == want
+
+
+@pytest.mark.parametrize("text, asks", [
+    # Unpaired braces (alternative `#if` groups) leave the pre-check nothing to go by, so a name
+    # that counts makes the renamer ask the tree ...
+    (b"#if A\nstruct S {\n#else\nstruct T {\n#endif\nint cudaX; };\n", True),
+    (b"#if A\nstruct S {\n#else\nstruct T {\n#endif\nint y = nvtx3::color{}; };\n", True),
+    # ... but a word that is renamed or reported nowhere does not: `color` is a table row's
+    # last word (`nvtx3::color`) that counts only when qualified; `min` is no CUDA name at all.
+    (b"#if A\nstruct S {\n#else\nstruct T {\n#endif\nint color; int min; };\n", False),
+])
+def test_renamer_asks_for_declarations_only_for_names_that_count(text, asks):
+    from hipport.rewrite.names import rename_identifiers
+    mappings, lexer = tools(Settings())
+    asked = []
+    rename_identifiers(lexer.lex(text), mappings, lambda: asked.append(1) or set())
+    assert bool(asked) == asks

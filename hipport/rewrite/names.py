@@ -106,20 +106,22 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     notes: list[tuple[int, str]] = []
     leftovers: Counter[bytes] = Counter()
     first: dict[bytes, int] = {}
-    # Every candidate word counts: a mapped one may be renamed, any other reported as unmapped.
-    if not might_declare(lexed, [t.start for t in lexed.identifiers]):
+    last_words = _qualified_rows(mappings).last_words
+    # The candidate words that count: a mapped one may be renamed, any other CUDA-looking one
+    # reported as unmapped, a qualified row's last word (`par`) only where qualified.
+    # `threadIdx`, `min`: nothing to rename or report, wherever they are.
+    wanted = [(tok, word) for tok, word in zip(lexed.identifiers, lexed.words)
+              if word in names or word in transforms or CUDA_LOOKING.match(tok.text)
+              or (word in last_words and _context(lexed, tok.start, tok.end) == "qualified")]
+    if not might_declare(lexed, [t.start for t, _ in wanted]):
         own = ()
     else:
         own = declared() if declared else user_declared(data, lexed.identifiers)
-    last_words = _qualified_rows(mappings).last_words
-    for tok, word in zip(lexed.identifiers, lexed.words):
+    for tok, word in wanted:
         if tok.start in own:
             continue
         key = word  # the table row: a qualified one (`thrust::cuda::par`) where the code says so
         new = names.get(word)
-        if new is None and word not in transforms and word not in last_words \
-                and not CUDA_LOOKING.match(tok.text):
-            continue  # `threadIdx`, `__global__`: nothing to rename or report, wherever it is
         context = _context(lexed, tok.start, tok.end)
         if context == "qualified":
             key, new = _qualified(lexed, tok.start, word, mappings)
