@@ -5,10 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import itemgetter
 from typing import Callable, Iterable, Iterator, TypeVar
-
-import ahocorasick
 
 from hipport.config import Settings
 from hipport.findings import Finding
@@ -16,7 +13,7 @@ from hipport.loaders import tools
 from hipport.mappings import Mappings
 from hipport.parse import tree as ts
 from hipport.parse.declarations import user_declared
-from hipport.parse.lexer import Lexed
+from hipport.parse.lexer import Lexed, Substrings
 from hipport.rules import Hit, Rule, all_rules
 from hipport.source import Source
 
@@ -82,16 +79,9 @@ class _Plan:
                 self.by_trigger.setdefault(t, []).append(i)
         self.words = [t for t in self.by_trigger if isinstance(t, bytes)]
         self.patterns = [t for t in self.by_trigger if not isinstance(t, bytes)]
-        # All byte-string triggers in one Aho-Corasick automaton: one pass over a file finds
-        # every one of them, where `in` would take a pass per trigger. Keys are the triggers
-        # decoded as Latin-1, which maps each byte to one character, as the file is.
-        # Each word's value is its index in `words`: a file's distinct hits are then one set
-        # built in C, however often a trigger occurs.
-        self.automaton = ahocorasick.Automaton()
-        for i, t in enumerate(self.words):
-            self.automaton.add_word(t.decode("latin-1"), i)
-        if self.words:
-            self.automaton.make_automaton()
+        # All byte-string triggers in one table: one pass over a file finds every one of them,
+        # where `in` would take a pass per trigger.
+        self.substrings = Substrings(self.words)
 
 
 _plans: dict[tuple, tuple] = {}
@@ -124,10 +114,9 @@ def run_plan(ctx: FileContext, plan: _Plan) -> list[Finding]:
     # One pass finds every byte-string trigger; each pattern trigger is one search.
     data, by_trigger = ctx.data, plan.by_trigger
     run = set(plan.always)
-    if plan.words:
-        words = plan.words
-        for i in set(map(itemgetter(1), plan.automaton.iter(data.decode("latin-1")))):
-            run.update(by_trigger[words[i]])
+    words = plan.words
+    for i in plan.substrings.found(data):
+        run.update(by_trigger[words[i]])
     for t in plan.patterns:
         if t.search(data):
             run.update(by_trigger[t])

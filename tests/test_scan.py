@@ -139,3 +139,50 @@ def test_line_starts_in_c(data):
     from hipport.source import python_line_starts
 
     assert lexer._scan.line_starts(data) == python_line_starts(data)
+
+
+def _in_each(words, data):
+    return [i for i, w in enumerate(words) if w in data]
+
+
+@needs_scanner
+def test_rule_triggers_found_in_c_as_by_in_on_every_repository_file():
+    """Every file kind's rule triggers, found in one pass, are those an `in` test finds."""
+    from hipport.analysis import plan_for
+    from hipport.files import file_kind
+    from hipport.rules import all_rules
+
+    differ, hits = [], 0
+    for p in REPO_FILES:
+        plan, data = plan_for(all_rules(), file_kind(p.name)), p.read_bytes()
+        found = plan.substrings.found(data)
+        hits += len(found)
+        if found != _in_each(plan.words, data):
+            differ.append(p.relative_to(ROOT).as_posix())
+    assert hits > 500 and differ == []
+
+
+# Words that share first bytes, are prefixes of one another, are one byte long or end in a NUL
+# (the filter pads the last byte's pair with one).
+WORDS = (b"tex", b"texture", b"te", b"<<", b"<<<", b"a", b"ab", b"b\x00", b"\x00", b"\xff\xfe", b"xyz")
+
+
+@needs_scanner
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([b"t", b"e", b"x", b"<", b"a", b"b", b"\x00", b"\xff", b"\xfe", b"y",
+                                 b"z", b"texture", b" "]), max_size=30).map(b"".join))
+def test_substrings_in_c_as_by_in(data):
+    assert lexer.Substrings(WORDS).found(data) == _in_each(WORDS, data)
+
+
+def test_substrings_without_the_scanner(monkeypatch):
+    monkeypatch.setattr(lexer, "_scan", None)
+    assert lexer.Substrings(WORDS).found(b"x texture <<< a") == [0, 1, 2, 3, 4, 5]
+    assert lexer.Substrings(()).found(b"tex") == []
+
+
+@needs_scanner
+@pytest.mark.parametrize("words", [(b"",), (b"ok", "str")])
+def test_substrings_table_takes_non_empty_bytes(words):
+    with pytest.raises((ValueError, TypeError)):
+        lexer.Substrings(words)

@@ -17,6 +17,10 @@
  *
  * line_starts(data) -> [0, and the offset after each newline]: source.Source's line index.
  *
+ * words_table(words) -> capsule; words_found(data, table) -> [i, ...]: the indices of the
+ * `words` (a tuple of non-empty bytes) that occur anywhere in `data`, in one pass
+ * (analysis._Plan's rule triggers; without this module, a `word in data` test each).
+ *
  * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
  * stays the reference (and the fallback where this module is not built), and the test suite
  * compares the two on every fixture and on generated input.
@@ -560,9 +564,137 @@ fail:
     return NULL;
 }
 
+/* A set of byte strings to look for, made once (words_table) and used on every file
+ * (words_found). A position is a candidate when some word starts with its first two bytes
+ * (one bit of `pairs`); a word of one byte sets the bits of every second byte. */
+typedef struct {
+    Py_ssize_t n;
+    const unsigned char **word; /* each word's bytes, held by `words` */
+    Py_ssize_t *len;
+    Py_ssize_t *order;         /* word indices by first byte: order[first[c]:first[c + 1]] */
+    Py_ssize_t first[257];
+    unsigned char pairs[8192]; /* bit (b0 << 8 | b1) */
+    PyObject *words;           /* the tuple, kept alive */
+} Words;
+
+static void words_free(PyObject *capsule) {
+    Words *t = PyCapsule_GetPointer(capsule, "hipport.words");
+    if (t == NULL)
+        return;
+    Py_XDECREF(t->words);
+    PyMem_Free(t->word);
+    PyMem_Free(t->len);
+    PyMem_Free(t->order);
+    PyMem_Free(t);
+}
+
+static PyObject *words_table(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyTuple_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "words_table() takes a tuple of bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(arg);
+    Words *t = PyMem_Calloc(1, sizeof(Words));
+    if (t == NULL)
+        return PyErr_NoMemory();
+    t->word = PyMem_Calloc((size_t)n + 1, sizeof(*t->word));
+    t->len = PyMem_Calloc((size_t)n + 1, sizeof(*t->len));
+    t->order = PyMem_Calloc((size_t)n + 1, sizeof(*t->order));
+    if (t->word == NULL || t->len == NULL || t->order == NULL) {
+        PyMem_Free(t->word); PyMem_Free(t->len); PyMem_Free(t->order); PyMem_Free(t);
+        return PyErr_NoMemory();
+    }
+    t->n = n;
+    Py_INCREF(arg);
+    t->words = arg;
+    PyObject *capsule = PyCapsule_New(t, "hipport.words", words_free);
+    if (capsule == NULL) {
+        Py_DECREF(arg);
+        PyMem_Free(t->word); PyMem_Free(t->len); PyMem_Free(t->order); PyMem_Free(t);
+        return NULL;
+    }
+    Py_ssize_t count[257] = {0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PyTuple_GET_ITEM(arg, i);
+        if (!PyBytes_Check(w) || PyBytes_GET_SIZE(w) == 0) {
+            PyErr_SetString(PyExc_ValueError, "words_table() takes non-empty bytes");
+            Py_DECREF(capsule);
+            return NULL;
+        }
+        const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(w);
+        t->word[i] = b;
+        t->len[i] = PyBytes_GET_SIZE(w);
+        count[b[0] + 1]++;
+        for (int b1 = 0; b1 < 256; b1++) {
+            if (t->len[i] == 1 || b1 == b[1]) {
+                unsigned key = (unsigned)b[0] << 8 | (unsigned)b1;
+                t->pairs[key >> 3] |= (unsigned char)(1u << (key & 7));
+            }
+        }
+    }
+    for (int c = 0; c < 256; c++)
+        count[c + 1] += count[c];
+    memcpy(t->first, count, sizeof(count));
+    for (Py_ssize_t i = 0; i < n; i++)
+        t->order[count[t->word[i][0]]++] = i;
+    return capsule;
+}
+
+static PyObject *words_found(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    PyObject *capsule;
+    if (!PyArg_ParseTuple(args, "y*O", &buf, &capsule))
+        return NULL;
+    Words *t = PyCapsule_GetPointer(capsule, "hipport.words");
+    char *found = t == NULL ? NULL : PyMem_Calloc((size_t)t->n + 1, 1);
+    if (found == NULL) {
+        PyBuffer_Release(&buf);
+        return t == NULL ? NULL : PyErr_NoMemory();
+    }
+    /* A pair's bit is cleared once every word it stands for is found: a common pair (`te` of
+     * `tex`) then costs one test per byte, and the scan ends when every word is found. */
+    unsigned char pairs[8192];
+    memcpy(pairs, t->pairs, sizeof(pairs));
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len, left = t->n;
+    for (Py_ssize_t i = 0; i < n && left > 0; i++) {
+        unsigned b1 = i + 1 < n ? d[i + 1] : 0;
+        unsigned key = (unsigned)d[i] << 8 | b1;
+        if (!(pairs[key >> 3] & (1u << (key & 7))))
+            continue;
+        int pending = 0; /* a word of this pair not found yet */
+        for (Py_ssize_t k = t->first[d[i]]; k < t->first[d[i] + 1]; k++) {
+            Py_ssize_t j = t->order[k];
+            Py_ssize_t len = t->len[j];
+            if (found[j] || (len > 1 && t->word[j][1] != b1))
+                continue;
+            if (len <= n - i && memcmp(t->word[j], d + i, (size_t)len) == 0) {
+                found[j] = 1;
+                left--;
+            } else {
+                pending = 1;
+            }
+        }
+        if (!pending && i + 1 < n)
+            pairs[key >> 3] &= (unsigned char)~(1u << (key & 7));
+    }
+    PyBuffer_Release(&buf);
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t j = 0; out != NULL && j < t->n; j++) {
+        if (found[j] && append_offset(out, j) < 0)
+            Py_CLEAR(out);
+    }
+    PyMem_Free(found);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
     {"line_starts", line_starts, METH_O, "line_starts(data) -> offsets where each line starts"},
+    {"words_table", words_table, METH_O, "words_table(words) -> table for words_found"},
+    {"words_found", words_found, METH_VARARGS, "words_found(data, table) -> indices of the words in data"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -197,6 +197,21 @@ def trie_pattern(words: Iterable[bytes]) -> bytes:
     return build(trie)
 
 
+class Substrings:
+    """Which of some byte strings occur anywhere in a buffer (comments included): one pass in C
+    (parse/_scan.c) where that was built, else an `in` test each."""
+
+    def __init__(self, words: Iterable[bytes]):
+        self.words = tuple(words)
+        self._table = _scan.words_table(self.words) if _scan is not None and self.words else None
+
+    def found(self, data: bytes) -> list[int]:
+        """The indices, in `words`, of those that occur in `data`."""
+        if self._table is not None:
+            return _scan.words_found(data, self._table)
+        return [i for i, w in enumerate(self.words) if w in data]
+
+
 class Lexer:
     """Built once per set of candidate prefixes (they come from the mapping tables)."""
 
