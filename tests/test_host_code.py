@@ -26,6 +26,12 @@ def host_at_mark(text: bytes) -> bool:
     b"namespace n { void g() const { MARK; } }",
     b"extern \"C\" { void h() { MARK; } }",
     b"void f() { auto l = [&](int i) { MARK; }; }",
+    # Named, but never called: in a comment, a string, or passed as a pointer.
+    b"__global__ void k() {}\nvoid run() { MARK; }\n// run() launches k\n",
+    b"void run() { MARK; }\n__global__ void k() { printf(\"run()\"); }",
+    b"void run(void*) { MARK; }\n__global__ void k() {}\nint main() { start(run, 0); }",
+    # Callers of callers: main -> a -> b -> here.
+    b"void b() { MARK; }\nvoid a() { b(); }\nint main() { a(); }",
 ])
 def test_certainly_host(text):
     assert host_at_mark(text)
@@ -36,6 +42,10 @@ def test_certainly_host(text):
     b"__host__ __device__ int f() { MARK; return 0; }",
     b"#define DEV __device__\nDEV void f() { MARK; }",
     b"void helper() { MARK; }\n__global__ void k() { helper(); }",  # only called from device code
+    b"void helper() { MARK; }\n__global__ void k() { helper /* here */ (); }",
+    b"void helper() { MARK; }\n__global__ void k() { (helper)(); }",
+    b"void helper() { MARK; }\n__global__ void k() { helper\n(); }",
+    b"template <class T> void helper() { MARK; }\n__global__ void k() { helper<int>(); }",
     b"__device__ void helper();\nvoid helper() { MARK; }",  # declared __device__ elsewhere
     b"void f() { auto l = [=] __device__ (int i) { MARK; }; }",
     b"void f() {\n#if A\n{\n#endif\n MARK; }",  # braces that do not pair up

@@ -40,15 +40,19 @@ def certainly_host(ctx, offset: int, depth: int = 0) -> bool:
     braces = ctx.lexed.braces
     if not braces.balanced:
         return False
-    verdicts = sx.memo(ctx, "host_code_verdicts", lambda _: {})
+    # A brace pair found plain is plain however deep the question came; one that could not be
+    # told at some depth cannot be told from any deeper (fewer callers left to look up).
+    plain = sx.memo(ctx, "host_code_plain", lambda _: set())
+    unsure = sx.memo(ctx, "host_code_unsure", lambda _: {})  # brace -> the least such depth
     i = braces.innermost(offset)
     while i >= 0:
-        key = (i, depth)
-        plain = verdicts.get(key)
-        if plain is None:
-            plain = verdicts[key] = _plain_brace(ctx, i, depth)
-        if not plain:
-            return False
+        if i not in plain:
+            if unsure.get(i, MAX_CALLERS_DEPTH + 1) <= depth:
+                return False
+            if not _plain_brace(ctx, i, depth):
+                unsure[i] = depth
+                return False
+            plain.add(i)
         i = braces.parents[i]
     return True
 
@@ -115,13 +119,26 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
         return False  # a prototype or member declaration of the name may say __device__
     if name == b"main":
         return True
+    sites = [at for at in uses if ctx.in_code(at) and _may_be_called(data, at + len(name))]
+    if not sites:
+        return True  # the tree has no call of it (a name in a comment or `&name` is none)
     if depth >= MAX_CALLERS_DEPTH:
         return False
-    return not uses or any(_is_call(ctx, at, name) and sx.live(ctx, at)
-                           and (sx.host_pass_only(ctx, at) or certainly_host(ctx, at, depth + 1))
-                           for at in uses)
+    return any(_is_call(ctx, at, name) and sx.live(ctx, at)
+               and (sx.host_pass_only(ctx, at) or certainly_host(ctx, at, depth + 1))
+               for at in sites)
 
 
+# What may follow a callee's name: its arguments, template arguments, the `)` of `(f)(x)`,
+# or a comment or line splice before one of them. Any other byte ends every call of it.
+_MAY_FOLLOW_A_CALLEE = frozenset(b"(<)/\\")
+
+
+def _may_be_called(data: bytes, end: int) -> bool:
+    """Whether the name ending at `end` may be a call's callee (sx.call_name's)."""
+    while data[end : end + 1] in (b" ", b"\t", b"\n", b"\r", b"\f", b"\v"):
+        end += 1
+    return data[end : end + 1] != b"" and data[end] in _MAY_FOLLOW_A_CALLEE
 
 
 def _word_starts(data: bytes, word: bytes) -> list[int]:
