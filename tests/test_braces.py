@@ -145,6 +145,12 @@ def test_declared_names_pre_check_never_hides_a_declaration_the_tree_finds():
     (b"int a, cudaFoo;", True),
     (b"static cudaError_t cudaFoo(int);", True),
     (b"#define X cudaFoo(1)\n", False),
+    (b"void f() { g(1, cudaFoo); g(2, cudaFoo ); }", False),  # the last argument
+    (b"typedef struct cudaFoo_st *handle_t;", False),  # a type before `*`
+    (b"static cudaFoo<int> x; extern cudaFoo :: y z; const cudaFoo &r = a;", False),
+    (b"void (*cudaFoo)(int);", True),  # `(*name)` declares it
+    (b"int a, cudaFoo = 1;", True),
+    (b"int cudaFoo __attribute__((unused));", True),
 ])
 def test_may_be_declarator(text, want):
     from hipport.parse.declarations import may_be_declarator

@@ -114,5 +114,14 @@ def may_be_declarator(lexed: Lexed, start: int) -> bool:
     before = data[end - 1 : end]
     if before and before[0] in _NOT_BEFORE_A_DECLARATOR:
         return False
+    if _OPERAND.match(data, start) or (before == b"," and _LAST_ARGUMENT.match(data, start)):
+        return False
     return word_before(data, end, 16)[1] not in _EXPRESSION_KEYWORDS
+
+
+# After a declared name comes `;`, `,`, `=`, `(`, `[`, `{`, `)` (`(*name)`), an attribute or a
+# macro: never `*`, `&`, `<` or `::` (the name is a type, a qualifier or an operand), nor `)`
+# right after a `,` (`f(a, name)`: no declarator list ends so).
+_OPERAND = re.compile(rb"\w+\b[ \t\r\n]*(?:[*&<]|::)")
+_LAST_ARGUMENT = re.compile(rb"\w+\b[ \t\r\n]*\)")
 
