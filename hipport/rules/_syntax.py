@@ -435,13 +435,18 @@ def _truths(cond: str | None) -> tuple[bool | None, bool | None, bool | None]:
 
 @dataclass
 class _Branches:
-    starts: list[int]  # directive start offsets, sorted
+    starts: list[int]  # conditional directives' (#if ... #endif) start offsets, sorted
     # per directive: (never in nvcc's host pass, never in its device pass, never compiled by
-    # hipcc) for the code after it, up to the next directive
+    # hipcc) for the code after it, up to the next conditional directive
     passes: list[tuple[bool, bool, bool]]
 
 
 _NO_PASS_EXCLUDED = (False, False, False)
+
+
+# The directives that open or continue an #if block's branch.
+CONDITIONAL_DIRECTIVES = frozenset({b"if", b"ifdef", b"ifndef", b"elif", b"elifdef", b"elifndef",
+                                    b"else"})
 
 
 def _branches(ctx) -> _Branches:
@@ -451,8 +456,10 @@ def _branches(ctx) -> _Branches:
     # held, and whether every earlier one's surely failed (chains of hundreds of #elif exist)
     earlier: dict[int, list[list[bool]]] = {}
     for d in ctx.lexed.directives:
+        if d.name not in CONDITIONAL_DIRECTIVES and d.name != b"endif":
+            continue  # the code after any other directive is in the branch the code before is
         name = d.name.decode("latin-1")
-        if name in ("if", "ifdef", "ifndef", "elif", "else", "elifdef", "elifndef") and d.branch:
+        if name != "endif" and d.branch:
             block, n = d.branch[-1]
             line, _ = _logical_line(data, d.start)
             truths = _truths(_condition(line, name))
@@ -702,7 +709,7 @@ def _macros(ctx) -> list[MacroDef]:
         m = _DEFINE.match(data, d.start)
         if not m:
             continue
-        _, end = _logical_line(data, d.start)
+        end = logical_end(data, d.start, at_newline=True)
         params = None
         if m.group(2) is not None:
             params = tuple(p.strip() for p in m.group(2)[1:-1].split(b",") if p.strip())

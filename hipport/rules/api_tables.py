@@ -32,8 +32,6 @@ from hipport.rules import _syntax as sx
 PROSE_DIRECTIVES = frozenset({b"error", b"warning", b"pragma", b"line", b"ident", b"include",
                               b"include_next", b"import", b"undef"})
 _DEFINE_NAME = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
-CONDITIONAL_DIRECTIVES = frozenset({b"if", b"ifdef", b"ifndef", b"elif", b"elifdef", b"elifndef",
-                                    b"else"})
 
 
 def relevant_at(ctx, offset: int, directives: "Directives") -> bool:
@@ -62,7 +60,7 @@ class Directives:
         """For an offset on a conditional directive line (#if ... #else), the start of the
         `#if` that opens its block; None elsewhere."""
         i = bisect.bisect_right(self._starts, offset) - 1
-        if i < 0 or offset > self.items[i][1] or self.items[i][2] not in CONDITIONAL_DIRECTIVES:
+        if i < 0 or offset > self.items[i][1] or self.items[i][2] not in sx.CONDITIONAL_DIRECTIVES:
             return None
         d = self._lexed.directives[i]
         if not d.branch:
