@@ -140,6 +140,9 @@ CMAKE_CASES = [
      "add_executable(app main.cu)\nset_source_files_properties(main.cu PROPERTIES LANGUAGE HIP)\n"),
     ("target_link_libraries(app cublas -lcurand)\n", "target_link_libraries(app hipblas -lhiprand)\n"),
     ("include_directories(/usr/local/cuda/include)\n", "include_directories(/opt/rocm/include)\n"),
+    # names right after `-D` count as much as whole words
+    ("execute_process(COMMAND cmake -DCMAKE_CUDA_ARCHITECTURES=80 -DCUDA_STANDARD=17 ..)\n",
+     "execute_process(COMMAND cmake -DCMAKE_HIP_ARCHITECTURES=80 -DHIP_STANDARD=17 ..)\n"),
     # `#` ends an unquoted argument and opens a comment, even with no space before it
     ("add_library(k k.cu# CUDA::cublas, in a comment\n)\n",
      "add_library(k k.cu# CUDA::cublas, in a comment\n)\nset_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\n"),
@@ -153,6 +156,8 @@ CMAKE_UNCHANGED = [
     "project(cuda_tools CXX)\n",
     "set(CMAKE_CUDA_ARCHITECTURES OFF)\n".replace("CMAKE_CUDA_ARCHITECTURES", "CMAKE_CXX_STANDARD"),
     "target_link_libraries(t PRIVATE mylib::CUDA_helpers)\n",
+    "target_link_libraries(t PRIVATE lib::CUDA::cublas)\n",  # not CMake's CUDA:: namespace
+    "set(XCUDA_STANDARD 1)\nset(CMAKE_CUDA_STANDARDX 1)\nset(-XCUDA_STANDARD 1)\n",  # longer words
     "cmake_minimum_required(VERSION 3.10)\nproject(p CXX)\n",  # no HIP language: no bump
 ]
 
@@ -494,3 +499,18 @@ def test_no_rewrite_inside_comments_anywhere():
                       ("shell", f"# {trigger}\necho x # {trigger}\n"), ("setup.py", f"# {trigger}\n")):
         assert out(kind, src) == src, kind
     assert re.search(r"\S", trigger)
+
+
+@pytest.mark.parametrize("text, flagged", [
+    ("execute_process(COMMAND cmake -DCMAKE_CUDA_ARCHITECTURES=80)\n", ["CMAKE_CUDA_ARCHITECTURES"]),
+    ("set_target_properties(t PROPERTIES CUDA_ARCHITECTURES 80 CUDA_SEPARABLE_COMPILATION ON)\n",
+     ["CUDA_ARCHITECTURES", "CUDA_SEPARABLE_COMPILATION"]),
+    ('set(CMAKE_CUDA_FLAGS "-gencode arch=compute_80,code=sm_80")\n', ["arch=compute_80,code=sm_80"]),
+    ("set(MY_CMAKE_CUDA_ARCHITECTURES 1 XCUDA_ARCHITECTURES xarch=compute_80 MY_TORCH_CUDA_ARCH_LIST)\n", []),
+])
+def test_build_flag_names_are_whole_words_or_after_define(text, flagged):
+    """The architecture and RDC names the build-flag rules look for stand alone or right after
+    `-D`; a longer word that holds one is the project's own."""
+    found = port_source(text.encode(), "CMakeLists.txt", "cmake", Settings()).result.findings
+    shown = [f.snippet[f.column - 1 : f.end_column - 1] for f in found if f.rule in ("HP1101", "HP1103")]
+    assert sorted(shown) == sorted(flagged)

@@ -18,6 +18,7 @@ a comment.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from typing import NamedTuple
 
@@ -158,11 +159,27 @@ def _rows() -> dict[str, dict[str, dict[str, str]]]:
 
 
 @functools.lru_cache(maxsize=None)
-def _word_re() -> re.Pattern[bytes]:
+def _word_res() -> tuple[re.Pattern[bytes], ...]:
+    """The table's variable, property and architecture names as whole words (or right after
+    `-D`), group 1 the name: one pattern per two leading characters (CMAKE_CUDA_..., CUDA_...),
+    each opening with its names' common start, its boundary checked behind it; re scans for a
+    leading literal far faster than it tries a lookbehind at every byte."""
     rows = _rows()
-    names = [n for k in ("variable", "property", "arch") for n in rows.get(k, {})]
-    alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?:(?<=-D)|(?<![\w]))({alts})(?![\w])".encode())
+    groups: dict[str, list[str]] = {}
+    for n in sorted((n for k in ("variable", "property", "arch") for n in rows.get(k, {})), key=len, reverse=True):
+        groups.setdefault(n[:2], []).append(n)
+    out = []
+    for names in groups.values():
+        head = os.path.commonprefix(names)
+        h = re.escape(head).encode()
+        rest = b"|".join(re.escape(n[len(head):]).encode() for n in names)
+        out.append(re.compile(b"(" + h + rb"(?:(?<!\w" + h + rb")|(?<=-D" + h + rb"))(?:" + rest + rb"))(?!\w)"))
+    return tuple(out)
+
+
+def _words(data: bytes) -> list[re.Match[bytes]]:
+    """_word_res()' matches in `data`, in order."""
+    return sorted((m for p in _word_res() for m in p.finditer(data)), key=lambda m: m.start())
 
 
 @functools.lru_cache(maxsize=None)
@@ -172,7 +189,7 @@ def _text_re() -> re.Pattern[bytes]:
 
 
 _GENEX = re.compile(rb"\$<(COMPILE_LANGUAGE|LINK_LANGUAGE|COMPILE_LANG_AND_ID|LINK_LANG_AND_ID):([^>$]*)>")
-_CUDA_TARGET = re.compile(rb"(?<![\w:])CUDA::(\w+)")
+_CUDA_TARGET = re.compile(rb"CUDA::(?<![\w:]CUDA::)(\w+)")  # literal-first, as _word_res
 _ARCH_ITEM = re.compile(rb"\d+(?:-real|-virtual)?|native|all|all-major")
 _VERSION = re.compile(rb"(\d+)\.(\d+)(?:\.\d+)*")
 _SOURCE_COMMANDS = frozenset({
@@ -235,7 +252,7 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
     uses_hip_language |= any(e.cuda == "CUDA" for e in out.edits)
 
     # Words: CMAKE_CUDA_* variables, CUDA_* properties; FindCUDA's library lists.
-    for m in _word_re().finditer(data):
+    for m in _words(data):
         if comments.covers(m.start()):
             continue
         word = m.group(1).decode()
@@ -443,7 +460,7 @@ def _sources(data: bytes, commands: list[Command], rename: bool, newline: bytes)
                 out.edits.extend(_renamed(a))
             continue
         # (An argument holding a word this file renames would be copied unrenamed: left out.)
-        todo = [a for a in cu if a.text not in marked and not _word_re().search(a.text)]
+        todo = [a for a in cu if a.text not in marked and not _words(a.text)]
         if not todo:
             continue
         marked.update(a.text for a in todo)

@@ -269,23 +269,33 @@ def _option(*spellings: bytes) -> bytes:
 
 _E = rb"(?![\w-])"
 
+
+def _word(word: bytes, after_define: bool = False) -> bytes:
+    """`\\bword\\b`, or with `after_define` also right after `-D` (`-DCMAKE_CUDA_ARCHITECTURES=80`),
+    opening with the word's literal (see sx.word_start)."""
+    if not after_define:
+        return sx.word_start(word) + rb"\b"
+    w = re.escape(word)
+    return w + rb"(?:(?<!\w" + w + rb")|(?<=-D" + w + rb"))\b"
+
+
 ARCH_FLAGS = (
     Flag(_option(rb"-arch", rb"--gpu-architecture") + rb"(?:=|\s+)(?:sm|compute|lto)_\w+",
          "an nvcc option naming an NVIDIA architecture; hipcc does not take AMD targets from it",
          "hipcc/clang: --offload-arch=gfx90a (one per target GPU, e.g. gfx90a and gfx942)"),
-    Flag(rb"\barch=compute_\w+(?:,code=(?:\\?\"[\w,]+\\?\"|\[[\w,]+\]|[\w,]+))?",
+    Flag(sx.word_start(b"arch=compute_") + rb"\w+(?:,code=(?:\\?\"[\w,]+\\?\"|\[[\w,]+\]|[\w,]+))?",
          "an nvcc -gencode architecture pair for NVIDIA GPUs; hipcc does not understand it",
          "hipcc/clang: --offload-arch=gfx90a (one per target GPU)"),
     Flag(_option(rb"-code") + rb"(?:=|\s+)(?:sm|compute)_\w+",
          "an nvcc option naming NVIDIA code targets; hipcc does not understand it",
          "hipcc/clang: --offload-arch=gfx90a"),
-    Flag(rb"(?:(?<=-D)|\b)CMAKE_CUDA_ARCHITECTURES\b",
+    Flag(_word(b"CMAKE_CUDA_ARCHITECTURES", after_define=True),
          "CMake's NVIDIA architecture list; HIP targets do not read it",
          "CMAKE_HIP_ARCHITECTURES (e.g. \"gfx90a;gfx942\") with enable_language(HIP)"),
-    Flag(rb"(?:(?<=-D)|\b)CUDA_ARCHITECTURES\b",
+    Flag(_word(b"CUDA_ARCHITECTURES", after_define=True),
          "a CUDA target property; HIP targets read HIP_ARCHITECTURES instead",
          "the HIP_ARCHITECTURES target property (e.g. \"gfx90a;gfx942\")"),
-    Flag(rb"\bTORCH_CUDA_ARCH_LIST\b",
+    Flag(_word(b"TORCH_CUDA_ARCH_LIST"),
          "PyTorch's NVIDIA architecture list; ROCm builds of PyTorch read PYTORCH_ROCM_ARCH",
          "PYTORCH_ROCM_ARCH (e.g. \"gfx90a;gfx942\"), which PyTorch's ROCm build reads"),
 )
@@ -327,7 +337,7 @@ RDC_FLAGS = (
          "relocatable device code", "-fgpu-rdc (both when compiling and when linking)"),
     Flag(_option(rb"-dlink", rb"--device-link") + _E, "an nvcc device-link step",
          "link with hipcc -fgpu-rdc instead of a separate device-link step"),
-    Flag(rb"\bCUDA_SEPARABLE_COMPILATION\b", "CMake's relocatable-device-code switch for CUDA",
+    Flag(_word(b"CUDA_SEPARABLE_COMPILATION"), "CMake's relocatable-device-code switch for CUDA",
          "add -fgpu-rdc to the HIP target's compile and link options"),
 )
 
