@@ -7,19 +7,20 @@ import marshal
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 
 from hipport import parallel
 from hipport.cache import open_cache
-from hipport.analysis import FileContext, analyze, context_for, per_rule_set, plan_for, run_plan, to_finding
 from hipport.config import Settings, find_config
 from hipport.emit import read_with_mode
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
 from hipport.files import InputFile, collect, unreadable_reason
 from hipport.findings import SEVERITIES, Finding, finding_of, severity_at_least
-from hipport.rules import CATEGORY_CODES, REGISTRY, Rule, all_rules
-from hipport.rules.suppression import UNUSED_SUPPRESSION
+from hipport.rules import CATEGORY_CODES, REGISTRY, UNUSED_SUPPRESSION, Rule, all_rules
 from hipport import suppress
+
+if TYPE_CHECKING:
+    from hipport.analysis import FileContext
 
 # Default fail level: warnings and errors fail a check, info findings do not (they are notes on
 # code that works on HIP but deserves a look, and unused suppressions).
@@ -59,10 +60,16 @@ class FileCheck:
 class CheckResult:
     files: list[FileCheck]
     findings: list[Finding]  # after suppressions, selection and the baseline, in path order
-    rules: list[Rule]  # the selected rules
+    codes: tuple[str, ...]  # the selected rules' codes
     suppressed: int = 0
     baselined: int = 0
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def rules(self) -> list[Rule]:
+        """The selected rules themselves (their docs: SARIF's rule metadata)."""
+        all_rules()
+        return [REGISTRY[c] for c in self.codes]
 
     @property
     def checked(self) -> int:
@@ -91,10 +98,32 @@ def _matches(name: str, r: Rule) -> bool:
     return name.upper() == r.code or name == r.category or name == r.name
 
 
-def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
-    """The rules a run uses: those matching `select` (all when empty) minus `ignore`. Names are
-    rule codes, rule names or categories; an unknown one is a usage error."""
-    rules = all_rules()
+class RuleRow(NamedTuple):
+    """What choosing a run's rules needs of each (a Rule has the same fields)."""
+    code: str
+    name: str
+    category: str
+    kinds: tuple[str, ...]
+
+
+def rule_rows(cache_root: Path | None = None) -> list[RuleRow]:
+    """Every rule's code, name, category and file kinds. Kept in the cache, whose fingerprint
+    covers the rule modules: a run whose files are all cached then never imports them (their
+    patterns' compiling is a third of a cached one-file check). Only a process that has
+    registered no rule yet reads or writes that entry: there the rules are the modules' own."""
+    def compute():
+        return [(r.code, r.name, r.category, tuple(sorted(r.kinds))) for r in all_rules()]
+
+    fresh = cache_root is not None and not REGISTRY
+    rows = open_cache(cache_root, "rules", ()).memo("rows", compute) if fresh else compute()
+    return [RuleRow(*row) for row in rows]
+
+
+def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = (), rules=None) -> list:
+    """The rules a run uses: those matching `select` (all when empty) minus `ignore`, from
+    `rules` (Rule or RuleRow; every Rule when None). Names are rule codes, rule names or
+    categories; an unknown one is a usage error."""
+    rules = all_rules() if rules is None else rules
     select, ignore = tuple(select), tuple(ignore)
     for name in select + ignore:
         if not (name in CATEGORY_CODES or any(_matches(name, r) for r in rules)):
@@ -123,6 +152,8 @@ def load_options(paths: list[Path], select=None, ignore=None, fail_on=None, exit
 def check_source(data: bytes, path: str, kind: str, settings: Settings, rules: Iterable[Rule]) -> FileCheck:
     """Findings for one buffer with suppressions applied. Never raises for the file's content;
     a rule that raises costs its own findings and marks the file failed."""
+    from hipport.analysis import context_for  # noqa: PLC0415 - a cached run needs no analysis
+
     reason = unreadable_reason(data, settings)
     if reason:
         return FileCheck(path, kind, "skipped", reason=reason)
@@ -135,6 +166,8 @@ def check_source(data: bytes, path: str, kind: str, settings: Settings, rules: I
 
 def check_context(ctx: FileContext, rules: Iterable[Rule]) -> FileCheck:
     """Findings for a file already lexed (the port shares its FileContext), suppressions applied."""
+    from hipport.analysis import to_finding  # noqa: PLC0415 - as in check_source
+
     data, path, kind = ctx.data, ctx.path, ctx.kind
     run_here, plan, unused_rule = _for_kind(list(rules), kind)
     found, errors = _analyze(ctx, run_here, plan)
@@ -158,6 +191,8 @@ _KINDS: dict[tuple, tuple] = {}
 def _for_kind(rules: list[Rule], kind: str) -> tuple[list[Rule], object, Rule | None]:
     """The rules that run on files of `kind`, their plan, and the unused-suppression rule when
     selected."""
+    from hipport.analysis import per_rule_set, plan_for  # noqa: PLC0415 - as in check_source
+
     def choose():
         run_here = [r for r in rules if kind in r.kinds and r.code != UNUSED_SUPPRESSION]
         unused = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
@@ -167,6 +202,8 @@ def _for_kind(rules: list[Rule], kind: str) -> tuple[list[Rule], object, Rule | 
 
 
 def _analyze(ctx, rules: list[Rule], plan=None) -> tuple[list[Finding], list[str]]:
+    from hipport.analysis import analyze, run_plan  # noqa: PLC0415 - as in check_source
+
     try:
         return (run_plan(ctx, plan) if plan is not None else analyze(ctx, rules)), []
     except Exception:
@@ -260,7 +297,7 @@ def display_path(f: InputFile, cwd: str) -> str:
 def run_check(paths: list[Path], settings: Settings, options: Options,
               baseline: Path | None = None, on_done: Callable[[], None] | None = None,
               cache_root: Path | None = None) -> CheckResult:
-    rules = select_rules(options.select, options.ignore)
+    rules = select_rules(options.select, options.ignore, rule_rows(cache_root))
     counts = suppress.load_baseline(_read(baseline), str(baseline)) if baseline is not None else None
     kinds = {k for r in rules if r.code != UNUSED_SUPPRESSION for k in r.kinds}
     _, files = collect(paths, settings)
@@ -272,7 +309,7 @@ def run_check(paths: list[Path], settings: Settings, options: Options,
     results = _check_all(jobs, settings, codes, cache_root, on_done)
     results.sort(key=lambda r: r.path)
     findings = [f for r in results for f in r.findings]
-    result = CheckResult(results, findings, rules, suppressed=sum(r.suppressed for r in results))
+    result = CheckResult(results, findings, codes, suppressed=sum(r.suppressed for r in results))
     if counts is not None:
         result.findings, result.baselined = suppress.filter_baseline(findings, counts)
     for r in results:

@@ -302,3 +302,56 @@ def test_estimate_is_served_by_the_cache_port_filled(tmp_path, private_cache, mo
     assert calls == []  # every file's result came from the cache
     assert run("estimate", EXAMPLE, "--format", "json", "-j", "1", "--no-cache") == 0
     assert calls and capsys.readouterr().out == warm
+
+
+_CHECK_AND_LIST_RULE_MODULES = """
+import sys
+from hipport.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(m for m in sys.modules if m.startswith("hipport.rules.")), file=sys.stderr)
+"""
+
+
+def _check_in_a_fresh_process(cache: Path, *args: str):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, HIPPORT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", _CHECK_AND_LIST_RULE_MODULES, "check", *args],
+                          env=env, capture_output=True, text=True, timeout=120)
+    return done.stdout, eval(done.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("fmt", ["text", "sarif"])
+def test_a_cached_check_imports_no_rule_module_until_it_needs_one(tmp_path, fmt):
+    """Pre-commit runs `check` on a few files per commit: once they are cached, the rule
+    modules (whose patterns take longest to load) stay unimported, and the output is the
+    cold run's. SARIF lists the rules' docs, so that format imports them."""
+    src = ROOT / "fixtures" / "check" / "warp-mask"
+    cold, cold_modules = _check_in_a_fresh_process(tmp_path / "cache", str(src), "--format", fmt)
+    warm, warm_modules = _check_in_a_fresh_process(tmp_path / "cache", str(src), "--format", fmt)
+    assert "hipport.rules.warp" in cold_modules and cold.strip()
+    assert warm == cold
+    assert ("hipport.rules.warp" in warm_modules) == (fmt == "sarif")
+
+
+def test_rule_rows_are_the_registrys_and_kept_only_by_a_fresh_process(tmp_path, private_cache, monkeypatch):
+    from hipport import check
+    from hipport.rules import REGISTRY, all_rules
+
+    cache = tmp_path / "rows"
+    want = [(r.code, r.name, r.category, tuple(sorted(r.kinds))) for r in all_rules()]
+    # This process has registered rules (tests may add their own), so nothing is kept ...
+    assert [tuple(r) for r in check.rule_rows(cache)] == want
+    assert not (cache / cache_mod._DB_NAME).exists()
+    # ... while a process that has registered none keeps them, and finds them again.
+    monkeypatch.setattr(check, "REGISTRY", {})
+    assert [tuple(r) for r in check.rule_rows(cache)] == want
+    assert (cache / cache_mod._DB_NAME).exists()
+    monkeypatch.setattr(check, "all_rules", lambda: pytest.fail("the kept rows were not used"))
+    assert [tuple(r) for r in check.rule_rows(cache)] == want
+    assert REGISTRY  # the real registry was left alone

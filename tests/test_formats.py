@@ -27,7 +27,7 @@ def finding(path="src/k.cu", line=12, column=5, rule="HP1901", category="suppres
 
 def result(findings, files=None, suppressed=0, baselined=0) -> CheckResult:
     files = files if files is not None else [FileCheck(p, "cuda", "checked") for p in sorted({f.path for f in findings})]
-    return CheckResult(files=files, findings=list(findings), rules=all_rules(), suppressed=suppressed,
+    return CheckResult(files=files, findings=list(findings), codes=tuple(r.code for r in all_rules()), suppressed=suppressed,
                        baselined=baselined)
 
 

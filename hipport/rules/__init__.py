@@ -33,6 +33,7 @@ CATEGORY_CODES = {
     "suppression": 1900,  # hipport's own: unused suppressions
 }
 DOC_SECTIONS = ("What it does", "Why it matters on AMD GPUs", "Example", "Fix")
+UNUSED_SUPPRESSION = "HP1901"  # rules/suppression.py's rule, which the check engine runs itself
 
 
 class Hit(NamedTuple):

@@ -8,11 +8,10 @@ can be selected or ignored like any other rule.
 
 from __future__ import annotations
 
-from hipport.rules import rule
+from hipport.rules import UNUSED_SUPPRESSION, rule
 
 # Every file kind a suppression comment can sit in.
 ALL_KINDS = ("cuda", "cpp", "cmake", "make", "setup.py", "python", "docker", "requirements", "pyproject")
-UNUSED_SUPPRESSION = "HP1901"
 
 
 @rule(code=UNUSED_SUPPRESSION, name="unused-suppression", category="suppression", severity="info",
