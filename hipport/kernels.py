@@ -255,6 +255,6 @@ def link(scans: Iterable[tuple[str, Scan]]) -> list[dict]:
             candidates = by_name.get(launch.name)
             if not candidates:
                 continue
-            target = next((c for c in candidates if c["path"] == path), candidates[0])
+            target = kernels.get((path, launch.name)) or candidates[0]
             target["launches"].append({"path": path, "line": launch.line, "syntax": launch.syntax})
     return sorted(kernels.values(), key=lambda k: (k["path"], k["line"], k["name"]))
