@@ -426,10 +426,20 @@ def _truth_of(expr: str | None, env) -> bool | None:
     return _PPEval(_pp_tokens(expr), *env).parse().truth()
 
 
+# What _condition makes of `#ifdef NAME` / `#ifndef NAME`: told without the evaluator, since
+# every header's include guard is one of its own.
+_DEFINED_TEST = re.compile(r"(!?)defined\(([A-Za-z_]\w*)\)\Z")
+
+
 @functools.lru_cache(maxsize=4096)
 def _truths(cond: str | None) -> tuple[bool | None, bool | None, bool | None]:
     """The condition's truth in nvcc's host pass, its device pass, and hipcc. Cached: the same
-    conditions (`__CUDACC__`, include guards, version tests) recur across a tree's files."""
+    conditions (`__CUDACC__`, version tests) recur across a tree's files."""
+    m = _DEFINED_TEST.match(cond) if cond else None
+    if m:
+        negate, name = m.group(1), m.group(2)
+        truths = [env[1](name) for env in (_HOST_ENV, _DEVICE_ENV, _HIP_ENV)]
+        return tuple(t if t is None or not negate else not t for t in truths)
     return _truth_of(cond, _HOST_ENV), _truth_of(cond, _DEVICE_ENV), _truth_of(cond, _HIP_ENV)
 
 

@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 
+from hipport.parse.lexer import Substrings
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.build_flags import (
@@ -130,10 +131,11 @@ def _top_level_alternatives(regex: str) -> list[str]:
 
 
 # Per library with code names: its compiled pattern and the literals one of which every match
-# contains (cheap `in` tests that skip the regex pass in most files).
+# contains (found in one pass, they skip the regex pass in most files).
 _API = tuple((lib, re.compile(lib.api.encode()), _literal_prefixes(lib.api))
              for lib in LIBRARIES if lib.api)
 _API_TRIGGERS = tuple(sorted({p for _, _, prefixes in _API for p in prefixes}))
+_API_PREFIXES = Substrings(_API_TRIGGERS)  # which of them a file holds, in one pass
 
 
 def _advice(lib: Library) -> str:
@@ -198,7 +200,8 @@ def cuda_only_library_api(ctx):
     Port the code to the ROCm counterpart named in the message, or guard it as NVIDIA-only.
     """
     data = ctx.data
-    candidates = [(lib, api) for lib, api, prefixes in _API if any(p in data for p in prefixes)]
+    held = {_API_TRIGGERS[i] for i in _API_PREFIXES.found(data)}
+    candidates = [(lib, api) for lib, api, prefixes in _API if not held.isdisjoint(prefixes)]
     if not candidates:
         return
     included = {lib.name for d in ctx.lexed.includes
