@@ -76,7 +76,7 @@ import functools
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 import tree_sitter
 
@@ -698,8 +698,7 @@ def call_args(call) -> list:
 
 # --------------------------------------------------------------------------- macros
 
-@dataclass(frozen=True)
-class MacroDef:
+class MacroDef(NamedTuple):  # a tuple: a header may define thousands (glew.h: 6,300)
     name: bytes
     params: tuple[bytes, ...] | None  # None for an object-like macro
     start: int  # the directive's start
