@@ -292,6 +292,10 @@ def _may_flag_declarator(ctx, m: re.Match) -> bool:
     return _warp_constant_name(name) and _warp_constant(name, sx.eval_int(ctx, text)) is not None
 
 
+# Every name _warp_constant_name accepts holds one of these (lower-cased).
+_WARP_WORDS = re.compile(rb"warp|wave|lane")
+
+
 def _warp_constant_name(name: str) -> bool:
     """Whether a constant of this name may be flagged at all (before its value is computed)."""
     return bool(_WARP_NAME.search(name) or _LANE_NAME.search(name))
@@ -341,8 +345,11 @@ def warp_size_constant_32(ctx):
     if not any(w in lowered for w in (b"warp", b"wave", b"lane")):
         return  # no name here could be flagged: every one mentions warp/wave/lane
     for m in sx.macro_bodies(ctx):
+        # Macro names are ASCII: the byte test is the name test's, far more cheaply.
+        if m.params is not None or not _WARP_WORDS.search(m.name.lower()):
+            continue
         name = m.name.decode("latin-1")
-        if m.params is not None or not _warp_constant_name(name):
+        if not _warp_constant_name(name):
             continue
         why = _warp_constant(name, sx.int_constants(ctx).get(name))
         if why and sx.relevant(ctx, m.start):  # the value first: most names are not warp sizes
@@ -761,15 +768,18 @@ def full_warp_mask_32_bit(ctx):
                       "naming every participating lane; this one covers lanes 0..31 only", _MASK_FIX)
         elif args[0].type == "identifier":
             flagged_names.add(sx.text(args[0]))
-    for m in sx.macro_bodies(ctx):
+    may_name_mask = _may_name_mask(data)
+    for m in sx.macro_bodies(ctx) if flagged_names or may_name_mask else ():
+        if m.params is not None:
+            continue
         name = m.name.decode("latin-1")
-        if m.params is not None or not (_MASK_NAME.search(name) or name in flagged_names):
+        if not (b"mask" in m.name.lower() or name in flagged_names):  # ASCII: _MASK_NAME's test
             continue
         body = ctx.data[m.body_start:m.body_end].decode("latin-1")
         if (sx.int_constants(ctx).get(name) == _FULL32 or _NOT_ZERO_32.match(body)) \
                 and sx.relevant(ctx, m.start):
             yield Hit(m.start, m.body_end, f"`{name}` is a 32-bit full lane mask", _MASK_FIX)
-    if b"const" not in data or not (flagged_names or _may_name_mask(data)) \
+    if b"const" not in data or not (flagged_names or may_name_mask) \
             or not _may_flag_mask_constant(ctx, flagged_names):
         return  # no const mask variable to report: the tree is not needed
     for node in sx.nodes(ctx, "init_declarator"):
