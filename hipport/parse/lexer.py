@@ -315,6 +315,7 @@ def _directives(data: bytes, raw: list[tuple[int, int, int, int, int]]) -> list[
     out: list[Directive] = []
     stack: list[list[int]] = []  # open #if blocks: [block id, branch number]
     next_block = 0
+    branch: tuple = ()  # the stack as a tuple, made again only when it changes
     for s, ns, ne, ps, pe in raw:
         if data[s : s + 1] == b"\n":
             s += 1
@@ -322,17 +323,24 @@ def _directives(data: bytes, raw: list[tuple[int, int, int, int, int]]) -> list[
         if name in (b"if", b"ifdef", b"ifndef"):
             stack.append([next_block, 0])
             next_block += 1
+            branch = tuple(map(tuple, stack))
         elif name in (b"elif", b"else", b"elifdef", b"elifndef") and stack:
             stack[-1][1] += 1
-        branch = tuple((b, n) for b, n in stack)
-        if name == b"endif" and stack:
+            branch = tuple(map(tuple, stack))
+        elif name == b"endif" and stack:
             stack.pop()
-        line_end = data.find(b"\n", s)
-        line_end = len(data) if line_end < 0 else line_end
-        if data[line_end - 1 : line_end] == b"\r":
-            line_end -= 1
-        out.append(tuple.__new__(Directive, (s, line_end, name, branch, ps, pe)))
+            out.append(tuple.__new__(Directive, (s, _line_end(data, s), name, branch, ps, pe)))
+            branch = tuple(map(tuple, stack))
+            continue
+        out.append(tuple.__new__(Directive, (s, _line_end(data, s), name, branch, ps, pe)))
     return out
+
+
+def _line_end(data: bytes, start: int) -> int:
+    """Where the physical line from `start` ends, before its `\r\n` or `\n`."""
+    end = data.find(b"\n", start)
+    end = len(data) if end < 0 else end
+    return end - 1 if data[end - 1 : end] == b"\r" else end
 
 
 # Python's `\w` in a bytes pattern is ASCII-only, which is what C identifiers need.
