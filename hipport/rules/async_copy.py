@@ -20,11 +20,16 @@ _HEADERS = {
     b"cuda_awbarrier.h": "the arrive/wait barrier primitives",
     b"cuda_awbarrier_primitives.h": "the arrive/wait barrier primitives",
 }
-_API = re.compile(
-    rb"\bcuda\s*::\s*(?:memcpy_async|pipeline_shared_state|pipeline_role|pipeline|make_pipeline|"
-    rb"barrier|aligned_size_t|pipeline_consumer_wait_prior|pipeline_producer_commit|"
-    rb"device\s*::\s*barrier_native_handle|ptx\s*::\s*(?:mbarrier\w*|cp_async(?!_bulk)\w*))\b"
-    rb"|\b__pipeline_(?:memcpy_async|commit|wait_prior|arrive_on)\b|\b__awbarrier_\w+")
+# Three patterns, each opening with its literal (re searches those fast); their matches never
+# overlap, so together, in order, they are the one alternation's.
+_API = (
+    re.compile(sx.word_start(b"cuda") + rb"\s*::\s*(?:memcpy_async|pipeline_shared_state|pipeline_role|"
+               rb"pipeline|make_pipeline|barrier|aligned_size_t|pipeline_consumer_wait_prior|"
+               rb"pipeline_producer_commit|device\s*::\s*barrier_native_handle|"
+               rb"ptx\s*::\s*(?:mbarrier\w*|cp_async(?!_bulk)\w*))\b"),
+    re.compile(sx.word_start(b"__pipeline_") + rb"(?:memcpy_async|commit|wait_prior|arrive_on)\b"),
+    re.compile(sx.word_start(b"__awbarrier_") + rb"\w+"),
+)
 _TMA = re.compile(
     rb"\bcuTensorMap\w+|\bCUtensorMap\w*|\bcudaTensorMap\w*|\bcp_async_bulk\w*|\bmemcpy_async_tx\b|"
     rb"\bbarrier_arrive_tx\b|\bfence_proxy_async\w*|\bcp_reduce_async_bulk\w*|"
@@ -108,7 +113,7 @@ def async_copy_pipeline_api(ctx):
     double-buffer the shared tiles and issue the next tile's loads before computing on the
     current one to keep memory traffic overlapped.
     """
-    matches = [(m.start(), m.end(), m.group()) for m in ctx.code_matches(_API)]
+    matches = [(m.start(), m.end(), m.group()) for m in sx.code_word_matches(ctx, _API)]
     for start, end, name in _per_line(ctx, matches):
         yield Hit(start, end, f"`{name}`: CUDA asynchronous-copy API with no HIP equivalent", _FIX)
 

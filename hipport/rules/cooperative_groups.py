@@ -73,7 +73,7 @@ def _alternation(words) -> bytes:
 _CG_TRIGGERS = (b"cooperative_groups",)
 _MISSING_WORDS = _alternation(MISSING)
 _RECENT_WORDS = _alternation(RECENT)
-_CLUSTER = re.compile(rb"\b(" + _alternation(CLUSTER) + rb")\b")
+_CLUSTER = sx.whole_word_patterns(CLUSTER)
 
 
 def _cg_names(ctx, table, words: bytes) -> list[tuple[int, int, str]]:
@@ -197,10 +197,10 @@ def thread_block_cluster(ctx):
     """
     seen = set()
     scope = None  # `ns::` just before a name, for this file's CG namespaces
-    for m in ctx.code_matches(_CLUSTER):
+    for m in sx.code_word_matches(ctx, _CLUSTER):
         if not sx.relevant(ctx, m.start()):
             continue
-        name = m.group(1).decode()
+        name = m.group().decode()
         if name in ("this_cluster", "cluster_group"):
             names, using = _namespaces(ctx)
             if scope is None:
