@@ -40,7 +40,7 @@ _PROP_DECL = re.compile(
 _PROP_AUTO = re.compile(
     rb"\bauto\s*[*&]*\s*([A-Za-z_]\w*)\s*=\s*[\w:]*get(?:Current)?DeviceProperties\s*\(")
 _PROP_CALL_MEMBER = re.compile(
-    rb"\bget(?:Current)?DeviceProperties\s*\([^()]*\)\s*->\s*(major|minor)\b")
+    sx.word_start(b"get") + rb"(?:Current)?DeviceProperties\s*\([^()]*\)\s*->\s*(major|minor)\b")
 _MEMBER_TAIL = rb"\s*(?:\[[^\]\n]*\])?\s*(?:\.|->)\s*"
 _OBJECT_BEFORE = re.compile(rb"[A-Za-z_]\w*" + _MEMBER_TAIL + rb"\Z")
 _CMP_AFTER = re.compile(rb"\s*(?:[=!<>]=|>(?!>)|<(?!<)|\*\s*10{1,2}\b)")

@@ -4,6 +4,7 @@ grid-wide syncs in files that never launch a kernel cooperatively."""
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -44,7 +45,9 @@ COOPERATIVE_LAUNCH = re.compile(
 
 _ALIAS = re.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*;")
 _USING = re.compile(sx.word_start(b"using") + rb"\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
-_MEMBER = re.compile(rb"(?:\.|->)\s*(meta_group_rank|meta_group_size)\s*\(")
+# `.meta_group_rank(` / `->meta_group_size (`: the name first (re searches a leading literal
+# fast), the `.` or `->` before it checked by _member_calls.
+_MEMBER = re.compile(rb"(meta_group_(?:rank|size))\s*\(")
 _CG_USED = re.compile(rb"cooperative_groups")
 _SYNC = frozenset({"sync"})
 _SYNC_WORDS = sx.words_patterns(_SYNC)
@@ -91,10 +94,24 @@ def _cg_names(ctx, table, words: bytes) -> list[tuple[int, int, str]]:
         for m in ctx.code_matches(bare):
             out.append((m.start(), m.start() + len(m.group(1)), m.group(1).decode()))
     if _CG_USED.search(ctx.data):
-        for m in ctx.code_matches(_MEMBER):
+        for m in _member_calls(ctx):
             if m.group(1).decode() in table:
                 out.append((m.start(1), m.end(1), m.group(1).decode()))
     return sorted(o for o in out if sx.relevant(ctx, o[0]))
+
+
+def _member_calls(ctx) -> Iterator[re.Match[bytes]]:
+    """_MEMBER's matches in code that a `.` or `->` (spaces between) comes right before."""
+    data = ctx.data
+    for m in ctx.code_matches(_MEMBER):
+        i = m.start()
+        while i > 0 and data[i - 1] in _SPACE_BYTES:
+            i -= 1
+        if data[i - 1 : i] == b"." or data[max(0, i - 2) : i] == b"->":
+            yield m
+
+
+_SPACE_BYTES = frozenset(b" \t\r\n\f\v")  # what `\s` matches in a bytes pattern
 
 
 @rule(code="HP801", name="cooperative-groups-api-not-in-hip", category="cooperative-groups",

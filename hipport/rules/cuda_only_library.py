@@ -93,7 +93,12 @@ def _literal_prefixes(api: str) -> tuple[bytes, ...]:
     """The literal each top-level alternative of an `api` regex starts with (after `\\b`): every
     match contains one of them. Raises ValueError for an alternative without one, so a new table
     row cannot silently weaken the trigger."""
-    prefixes = []
+    return tuple(dict.fromkeys(word.encode() for _, word in _alternatives(api)))
+
+
+def _alternatives(api: str) -> list[tuple[str, str]]:
+    """Each top-level alternative of an `api` regex with the literal it starts with (after `\\b`)."""
+    out = []
     for alternative in _top_level_alternatives(api):
         m = _LEADING_LITERAL.match(alternative)
         if m is None:
@@ -101,8 +106,8 @@ def _literal_prefixes(api: str) -> tuple[bytes, ...]:
         word = m.group(1)
         if alternative[m.end() : m.end() + 1] in ("?", "*", "{"):
             word = word[:-1]  # its last character is optional (`nvshmemx?_`)
-        prefixes.append(word.encode())
-    return tuple(dict.fromkeys(prefixes))
+        out.append((alternative, word))
+    return out
 
 
 def _top_level_alternatives(regex: str) -> list[str]:
@@ -130,9 +135,20 @@ def _top_level_alternatives(regex: str) -> list[str]:
     return out
 
 
-# Per library with code names: its compiled pattern and the literals one of which every match
-# contains (found in one pass, they skip the regex pass in most files).
-_API = tuple((lib, re.compile(lib.api.encode()), _literal_prefixes(lib.api))
+def _literal_first(api: str) -> tuple[re.Pattern[bytes], ...]:
+    """An `api` regex as one pattern per top-level alternative, each opening with its literal
+    and checking the `\\b` behind it (sx.word_start): re searches a leading literal fast, and
+    tries a `\\b`-led alternation at every byte."""
+    out = []
+    for alternative, word in _alternatives(api):
+        rest = alternative[len(r"\b") + len(word):]
+        out.append(re.compile(sx.word_start(word.encode()) + rest.encode()))
+    return tuple(out)
+
+
+# Per library with code names: its patterns (_literal_first) and the literals one of which
+# every match contains (found in one pass, they skip the pattern search in most files).
+_API = tuple((lib, _literal_first(lib.api), _literal_prefixes(lib.api))
              for lib in LIBRARIES if lib.api)
 _API_TRIGGERS = tuple(sorted({p for _, _, prefixes in _API for p in prefixes}))
 _API_PREFIXES = Substrings(_API_TRIGGERS)  # which of them a file holds, in one pass
@@ -209,7 +225,7 @@ def cuda_only_library_api(ctx):
     for lib, api in candidates:
         if lib.name in included:
             continue
-        for m in ctx.code_matches(api):
+        for m in sx.code_word_matches(ctx, api):
             if not sx.relevant(ctx, m.start()):
                 continue
             name = m.group().decode().replace(" ", "")
