@@ -186,7 +186,8 @@ def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Rea
         if hit is None:
             misses.append((i, r))
         else:
-            outcomes[i] = _finish(r, *hit)
+            ported, record = hit
+            outcomes[i] = _finish(r, r.data if ported is None else ported, record)
     return outcomes, misses
 
 
@@ -224,8 +225,9 @@ def port_reads(reads: list[_Read]) -> list[Outcome]:
     for r in reads:
         ported = pipeline.port_source(r.data, r.job.file.rel, r.job.file.kind, r.job.settings, r.job.renamed)
         done.append((r, ported.data, ported.result.record()))
-    if done:
-        _cache(reads[0].job).put_many([(r.key, (data, record)) for r, data, record in done], results.dumps)
+    if done:  # an unchanged file's bytes are its key's own: not stored twice
+        _cache(reads[0].job).put_many([(r.key, (None if data == r.data else data, record))
+                                       for r, data, record in done], results.dumps)
     return [_finish(r, data, record) for r, data, record in done]
 
 

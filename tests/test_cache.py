@@ -355,3 +355,24 @@ def test_rule_rows_are_the_registrys_and_kept_only_by_a_fresh_process(tmp_path, 
     monkeypatch.setattr(check, "all_rules", lambda: pytest.fail("the kept rows were not used"))
     assert [tuple(r) for r in check.rule_rows(cache)] == want
     assert REGISTRY  # the real registry was left alone
+
+
+def test_an_unchanged_file_is_stored_without_its_bytes_and_served_whole(tmp_path, private_cache, monkeypatch):
+    """A file the port leaves as it is costs its cache entry no copy of its bytes; the warm run
+    still writes it whole."""
+    import sqlite3 as sql
+
+    src = tmp_path / "src"
+    src.mkdir()
+    plain = b"int add(int a, int b) { return a + b; }\n" * 50
+    (src / "plain.cpp").write_bytes(plain)
+    (src / "k.cu").write_bytes(b"#include <cuda_runtime.h>\nvoid f(void* p) { cudaFree(p); }\n")
+    assert run("port", src, "-o", tmp_path / "cold", "-j", "1") == 0
+    forget_open_caches()
+    values = [v for (v,) in sql.connect(private_cache / cache_mod._DB_NAME).execute("SELECT value FROM entries")]
+    assert not any(plain[:200] in v for v in values)  # marshal keeps bytes as they are
+    assert any(b"hipFree" in v for v in values)  # a changed file's output is kept
+    calls = count_ports(monkeypatch)
+    assert run("port", src, "-o", tmp_path / "warm", "-j", "1") == 0
+    assert calls == [] and tree_bytes(tmp_path / "warm") == tree_bytes(tmp_path / "cold")
+    assert (tmp_path / "warm" / "plain.cpp").read_bytes() == plain
