@@ -30,6 +30,12 @@ def host_at_mark(text: bytes) -> bool:
     b"__global__ void k() {}\nvoid run() { MARK; }\n// run() launches k\n",
     b"void run() { MARK; }\n__global__ void k() { printf(\"run()\"); }",
     b"void run(void*) { MARK; }\n__global__ void k() {}\nint main() { start(run, 0); }",
+    # A library's function of the same name, and declarations that only look like calls.
+    b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+    b"template <class T> void reduce(T* p) { MARK; }\n"
+    b"__global__ void k(int* o) { o[0] = cg::reduce(t, o[1], cg::plus<int>()); }",
+    b"template <class T> void reduce(T* p) { MARK; }\ntemplate void reduce<int>(int* p);\n"
+    b"__global__ void k(int* o) { int reduce(int); }",
     # Callers of callers: main -> a -> b -> here.
     b"void b() { MARK; }\nvoid a() { b(); }\nint main() { a(); }",
 ])
@@ -46,6 +52,8 @@ def test_certainly_host(text):
     b"void helper() { MARK; }\n__global__ void k() { (helper)(); }",
     b"void helper() { MARK; }\n__global__ void k() { helper\n(); }",
     b"template <class T> void helper() { MARK; }\n__global__ void k() { helper<int>(); }",
+    b"void helper() { MARK; }\n__global__ void k() { return helper(); }",  # a keyword, then a call
+    b"namespace ns { void helper() { MARK; } }\n__global__ void k() { ns::helper(); }",  # its own scope
     b"__device__ void helper();\nvoid helper() { MARK; }",  # declared __device__ elsewhere
     b"void f() { auto l = [=] __device__ (int i) { MARK; }; }",
     b"void f() {\n#if A\n{\n#endif\n MARK; }",  # braces that do not pair up

@@ -99,8 +99,12 @@ def _in_scope(node) -> bool:
 # `>` (`vector<int> v`) or `}` (`struct {...} s`): never an operator, an opening bracket, or a
 # keyword that starts an expression.
 _NOT_BEFORE_A_DECLARATOR = frozenset(b"(=!+-/%|^?:;{[.<~")
-_EXPRESSION_KEYWORDS = frozenset({b"return", b"case", b"sizeof", b"new", b"delete", b"throw",
-                                  b"else", b"do", b"co_return", b"co_yield", b"co_await"})
+# Words after which an expression starts: a name right after one is used, not declared (and
+# may be called); right after any other word it is declared (`void f(...)`, `T x(1)`).
+EXPRESSION_KEYWORDS = frozenset({b"return", b"case", b"sizeof", b"new", b"delete", b"throw",
+                                 b"else", b"do", b"co_return", b"co_yield", b"co_await",
+                                 b"and", b"or", b"not", b"xor", b"bitand", b"bitor", b"compl",
+                                 b"and_eq", b"or_eq", b"xor_eq", b"not_eq"})
 
 
 def may_be_declarator(lexed: Lexed, start: int) -> bool:
@@ -116,7 +120,7 @@ def may_be_declarator(lexed: Lexed, start: int) -> bool:
         return False
     if _OPERAND.match(data, start) or (before == b"," and _LAST_ARGUMENT.match(data, start)):
         return False
-    return word_before(data, end, 16)[1] not in _EXPRESSION_KEYWORDS
+    return word_before(data, end, 16)[1] not in EXPRESSION_KEYWORDS
 
 
 # After a declared name comes `;`, `,`, `=`, `(`, `[`, `{`, `)` (`(*name)`), an attribute or a

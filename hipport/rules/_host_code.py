@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
+from hipport.parse.declarations import EXPRESSION_KEYWORDS
 from hipport.parse.lexer import IS_WORD_BYTE
 from hipport.rules import _syntax as sx
 
@@ -119,9 +120,9 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
         return False  # a prototype or member declaration of the name may say __device__
     if name == b"main":
         return True
-    sites = [at for at in uses if ctx.in_code(at) and _may_be_called(data, at + len(name))]
+    sites = [at for at in uses if ctx.in_code(at) and _may_be_called(ctx, at, at + len(name))]
     if not sites:
-        return True  # the tree has no call of it (a name in a comment or `&name` is none)
+        return True  # the tree has no call of it (a name in a comment, `&name`, `cg::name(...)`)
     if depth >= MAX_CALLERS_DEPTH:
         return False
     return any(_is_call(ctx, at, name) and sx.live(ctx, at)
@@ -134,11 +135,25 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
 _MAY_FOLLOW_A_CALLEE = frozenset(b"(<)/\\")
 
 
-def _may_be_called(data: bytes, end: int) -> bool:
-    """Whether the name ending at `end` may be a call's callee (sx.call_name's)."""
+def _may_be_called(ctx, start: int, end: int) -> bool:
+    """Whether the name at data[start:end] may be the callee of a call that sx.device_functions
+    counts: one of its arguments may follow; no word but an expression keyword comes right
+    before it (`template void f<int>(...)`, `T f(...)` declare it); and it is not qualified by
+    a scope the file never opens (`cg::reduce(...)` is the library's, not the file's)."""
+    data = ctx.data
     while data[end : end + 1] in (b" ", b"\t", b"\n", b"\r", b"\f", b"\v"):
         end += 1
-    return data[end : end + 1] != b"" and data[end] in _MAY_FOLLOW_A_CALLEE
+    if data[end : end + 1] == b"" or data[end] not in _MAY_FOLLOW_A_CALLEE:
+        return False
+    stop = ctx.lexed.previous_code(start)
+    if stop and data[stop - 1] in IS_WORD_BYTE:
+        return word_before(data, stop)[1] in EXPRESSION_KEYWORDS
+    if data[stop - 2 : stop] != b"::":
+        return True
+    at, scope = word_before(data, ctx.lexed.previous_code(stop - 2))
+    # `::name` (the global one) and `T<U>::name` may be the file's own: no word right before
+    return not scope or at + len(scope) != ctx.lexed.previous_code(stop - 2) \
+        or sx.opens_scope(ctx, scope.decode("latin-1"))
 
 
 def _word_starts(data: bytes, word: bytes) -> list[int]:

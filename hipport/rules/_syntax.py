@@ -914,12 +914,17 @@ def _names_another_scope(ctx, call) -> bool:
     scope = fn.child_by_field_name("scope")
     if scope is None:
         return False  # `::f`: the global one, which may be this file's
-    name = _last_name(scope)
+    return not opens_scope(ctx, _last_name(scope))
+
+
+def opens_scope(ctx, name: str) -> bool:
+    """Whether the file opens `name` as a namespace, class, struct or union body (an alias
+    `namespace cg = ...;` opens none)."""
     known = memo(ctx, "own_scopes", lambda c: {})
     if name not in known:
         known[name] = re.search(rb"\b(?:namespace|class|struct|union)\b[^;{}=]*\b" + re.escape(name.encode())
                                 + rb"\b[^;{}=]*\{", ctx.data) is not None
-    return not known[name]
+    return known[name]
 
 
 def device_functions(ctx) -> tuple[DeviceFunction, ...]:
