@@ -36,6 +36,11 @@ def host_at_mark(text: bytes) -> bool:
     b"__global__ void k(int* o) { o[0] = cg::reduce(t, o[1], cg::plus<int>()); }",
     b"template <class T> void reduce(T* p) { MARK; }\ntemplate void reduce<int>(int* p);\n"
     b"__global__ void k(int* o) { int reduce(int); }",
+    # A member function defined outside its class, called on an object from host code.
+    b"struct Sim { void step(float t); };\n__global__ void k(float t) {}\n"
+    b"void Sim::step(float t) { k<<<1, 1>>>(t); MARK; }\nint main() { Sim s; s.step(0); }",
+    b"template <class R> struct E { R run(); };\n"
+    b"template <class R> R E<R>::run() { MARK; return R(); }\nint main() { E<int>* e = 0; e->run(); }",
     # Callers of callers: main -> a -> b -> here.
     b"void b() { MARK; }\nvoid a() { b(); }\nint main() { a(); }",
 ])
@@ -54,6 +59,8 @@ def test_certainly_host(text):
     b"template <class T> void helper() { MARK; }\n__global__ void k() { helper<int>(); }",
     b"void helper() { MARK; }\n__global__ void k() { return helper(); }",  # a keyword, then a call
     b"namespace ns { void helper() { MARK; } }\n__global__ void k() { ns::helper(); }",  # its own scope
+    b"struct Sim { void step(); };\nvoid Sim::step() { MARK; }\n__global__ void k(Sim* s) { s->step(); }",
+    b"struct Sim { __device__ void step(); };\nvoid Sim::step() { MARK; }\n",  # declared __device__
     b"__device__ void helper();\nvoid helper() { MARK; }",  # declared __device__ elsewhere
     b"void f() { auto l = [=] __device__ (int i) { MARK; }; }",
     b"void f() {\n#if A\n{\n#endif\n MARK; }",  # braces that do not pair up

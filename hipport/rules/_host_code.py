@@ -97,8 +97,9 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
         return False  # `operator()(...)`, a function pointer's head, a template's `>`, ...
     if name in _CONTROL:
         return True
-    if data[max(0, name_start - 2) : name_start] in (b"::", b"->") or data[name_start - 1 : name_start] in (b".", b"~"):
-        return False  # qualified, or a destructor: sx.device_functions names it otherwise
+    if data[max(0, name_start - 2) : name_start] == b"->" or data[name_start - 1 : name_start] in (b".", b"~"):
+        return False  # a destructor, or not a definition's name: sx.device_functions names it otherwise
+    # (`A::f`, `T<U>::f`: the tree's index knows a definition by its last name, as here)
     return _plain_function(ctx, name, _head_start(ctx, name_start), name_start + len(name), i, depth)
 
 
@@ -167,9 +168,10 @@ def _word_starts(data: bytes, word: bytes) -> list[int]:
 
 
 def _is_call(ctx, at: int, name: bytes) -> bool:
-    """Whether the name at `at` is certainly the callee of a call in a function body (not a
-    declaration, not a member or qualified name): `(` follows, and what precedes is no word,
-    `.`, `->` or `::`."""
+    """Whether the name at `at` is certainly the callee of a call in a function body that
+    sx.device_functions counts as one of `name`'s (it goes by the callee's last name): `(`
+    follows, and what precedes is no word, `&` or `*`; or `.`/`->` (a member call); or `::`
+    after a scope the file opens."""
     data, braces = ctx.data, ctx.lexed.braces
     i = braces.innermost(at)
     if i < 0 or braces.kind(i) != BLOCK or not ctx.in_code(at):
@@ -181,7 +183,15 @@ def _is_call(ctx, at: int, name: bytes) -> bool:
         return False
     end = ctx.lexed.previous_code(at)
     before = data[end - 1 : end]
-    return not (before.isalnum() or before in (b"_", b".", b">", b":", b"~", b"&", b"*"))
+    if data[end - 2 : end] == b"->":
+        return True
+    if before == b".":
+        return data[end - 2 : end] != b".."  # `obj.f(`, not a pack's `...`
+    if data[end - 2 : end] == b"::":
+        scope_end = ctx.lexed.previous_code(end - 2)
+        start, scope = word_before(data, scope_end)
+        return bool(scope) and start + len(scope) == scope_end and sx.opens_scope(ctx, scope.decode("latin-1"))
+    return not (before.isalnum() or before in (b"_", b">", b":", b"~", b"&", b"*"))
 
 
 def _head_start(ctx, offset: int) -> int:
