@@ -233,20 +233,24 @@ def scan_file(job: FileJob) -> Scan | None:
         return None
 
 
-def link(scans: Iterable[tuple[str, Scan]]) -> list[dict]:
-    """The project's kernels, each with its launch sites. A kernel is listed once per file that
-    defines it (a declaration counts where no file defines it). A launch goes to the kernel of
-    that name in the same file, else to the first file that defines it."""
-    scans = sorted(scans, key=lambda s: s[0])
+def _listed(scans: list[tuple[str, Scan]]) -> dict[tuple[str, str], tuple]:
+    """The kernels link() lists: (path, name) -> the first Kernel there. A kernel is listed once
+    per file that defines it (a declaration counts where no file defines it)."""
     defined_somewhere = {k.name for _, s in scans for k in s.kernels if k.defined}
-    kernels: dict[tuple[str, str], dict] = {}
+    listed: dict[tuple[str, str], tuple] = {}
     for path, s in scans:
         for k in s.kernels:
-            if not k.defined and k.name in defined_somewhere:
-                continue
-            key = (path, k.name)
-            if key not in kernels:
-                kernels[key] = {"name": k.name, "path": path, "line": k.line, "launches": []}
+            if k.defined or k.name not in defined_somewhere:
+                listed.setdefault((path, k.name), k)
+    return listed
+
+
+def link(scans: Iterable[tuple[str, Scan]]) -> list[dict]:
+    """The project's kernels, each with its launch sites. A launch goes to the kernel of that
+    name in the same file, else to the first file that defines it (see _listed)."""
+    scans = sorted(scans, key=lambda s: s[0])
+    kernels = {key: {"name": k.name, "path": key[0], "line": k.line, "launches": []}
+               for key, k in _listed(scans).items()}
     by_name: dict[str, list[dict]] = {}
     for entry in kernels.values():
         by_name.setdefault(entry["name"], []).append(entry)
@@ -258,3 +262,11 @@ def link(scans: Iterable[tuple[str, Scan]]) -> list[dict]:
             target = kernels.get((path, launch.name)) or candidates[0]
             target["launches"].append({"path": path, "line": launch.line, "syntax": launch.syntax})
     return sorted(kernels.values(), key=lambda k: (k["path"], k["line"], k["name"]))
+
+
+def counts(scans: Iterable[tuple[str, Scan]]) -> tuple[int, int]:
+    """len(link(scans)) and the number of launches it places, without building the list."""
+    scans = list(scans)
+    listed = _listed(sorted(scans, key=lambda s: s[0]))
+    names = {name for _, name in listed}
+    return len(listed), sum(1 for _, s in scans for launch in s.launches if launch.name in names)

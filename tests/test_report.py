@@ -451,12 +451,29 @@ def test_link_prefers_the_same_file_and_drops_declarations_of_defined_kernels():
     b = kern.Scan((kern.Kernel("k", 2, True), kern.Kernel("other", 9, False)), (kern.Launch("k", 7, "<<<>>>"),))
     h = kern.Scan((kern.Kernel("k", 3, False),), ())
     c = kern.Scan((), (kern.Launch("k", 4, "<<<>>>"), kern.Launch("unknown", 5, "<<<>>>")))
-    got = kern.link([("b.cu", b), ("a.cu", a), ("k.h", h), ("c.cu", c)])
+    scans = [("b.cu", b), ("a.cu", a), ("k.h", h), ("c.cu", c)]
+    got = kern.link(scans)
     assert [(k["path"], k["name"], [(x["path"], x["line"]) for x in k["launches"]]) for k in got] == [
         ("a.cu", "k", [("a.cu", 5), ("c.cu", 4)]),
         ("b.cu", "k", [("b.cu", 7)]),
         ("b.cu", "other", []),
     ]
+    # The summary's numbers, counted without the list: the unknown kernel's launch is none.
+    assert kern.counts(scans) == (3, 3)
+
+
+def test_summary_counts_the_kernels_and_launches_the_report_lists():
+    """`port` without --report prints a summary that counts kernels without listing them."""
+    from hipport.files import file_kind
+
+    results = [port_source(p.read_bytes(), p.relative_to(PROJECT).as_posix(), file_kind(p.name), Settings()).result
+               for p in sorted(PROJECT.rglob("*")) if p.is_file()]
+    full = model.build(results, Settings(), (6, 3))
+    brief = model.summary(results, Settings())
+    assert brief["summary"]["kernels"] == full["summary"]["kernels"] == len(full["kernels"]) > 0
+    assert brief["summary"]["kernel_launches"] == full["summary"]["kernel_launches"] \
+        == sum(len(k["launches"]) for k in full["kernels"]) > 0
+    assert brief["estimate"] == full["estimate"]
 
 
 def test_no_markers_no_lexing():

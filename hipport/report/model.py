@@ -195,13 +195,14 @@ class _Totals:
     """What the summary, the estimate and the lists share, from one pass over the records."""
     summary: dict
     estimate: dict
-    kernels: list[dict]
+    kernels: list[dict] | None  # None when not asked for (see _totals' `listed`)
     build_files: list[str]
     project_macros: frozenset[str]
 
 
 def _totals(records: list[dict], settings: Settings, root: Path | None, in_place: bool,
-            rates: est.Rates) -> _Totals:
+            rates: est.Rates, listed: bool = True) -> _Totals:
+    """`listed`: the kernels as link() lists them too (else `kernels` is None)."""
     # A macro the project defines in one file (CUDA_CHECK in a header) is no CUDA API in another.
     macros = frozenset(name for r in records for name in r["defines"])
     by_status: Counter[str] = Counter()
@@ -230,8 +231,12 @@ def _totals(records: list[dict], settings: Settings, root: Path | None, in_place
             build_replacements += r["replacements"]
             if (r["changed"] or r["findings"]) and r["status"] != "skipped":
                 build_files.append(r["source"])
-    kernels = kern.link(_kernel_scans(records, settings, root, in_place))
-    estimate = est.compute(est.Counts(converted, dict(tally), len(kernels), len(build_files)), rates)
+    scans = _kernel_scans(records, settings, root, in_place)
+    # The summary wants the numbers alone; the report, every kernel with its launches.
+    kernels = kern.link(scans) if listed else None
+    n_kernels, n_launches = (len(kernels), sum(len(k["launches"]) for k in kernels)) if listed \
+        else kern.counts(scans)
+    estimate = est.compute(est.Counts(converted, dict(tally), n_kernels, len(build_files)), rates)
     by_category: Counter[str] = Counter()
     by_severity: Counter[str] = Counter()
     by_effort: Counter[str] = Counter()
@@ -259,8 +264,8 @@ def _totals(records: list[dict], settings: Settings, root: Path | None, in_place
         "lines": lines,
         "lines_changed": lines_changed,
         "pct_lines_changed": _pct(lines_changed, lines),
-        "kernels": len(kernels),
-        "kernel_launches": sum(len(k["launches"]) for k in kernels),
+        "kernels": n_kernels,
+        "kernel_launches": n_launches,
         "build_files": len(build_files),
         "build_replacements": build_replacements,
         "estimate_hours": {k: estimate[k] for k in ("low", "likely", "high")},
@@ -272,7 +277,7 @@ def summary(results: Iterable[FileResult | dict], settings: Settings, *, root: P
             in_place: bool = False, rates: est.Rates | None = None) -> dict:
     """build()'s "summary" and "estimate" alone, as summary_lines() reads them: no entries per
     file and finding, no rule descriptions (so no rule module is imported)."""
-    totals = _totals(_records(results), settings, root, in_place, rates or est.DEFAULTS)
+    totals = _totals(_records(results), settings, root, in_place, rates or est.DEFAULTS, listed=False)
     return {"summary": totals.summary, "estimate": totals.estimate}
 
 
