@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
@@ -238,34 +239,67 @@ def check_file(job: FileJob) -> FileCheck:
 
 
 _BATCH = 256  # files read and looked up in the cache at a time
+# A file whose modification and change times are older than this is known by its stat (see
+# _stat_key); a younger one is read: an edit within the same timestamp tick keeps the times.
+_SETTLED_NS = 2_000_000_000
+
+
+def _stat_key(cache, job: FileJob, st: os.stat_result) -> bytes:
+    """The key of a file as its stat shows it (device, inode, size, modification and change
+    times), under which a run keeps the file's content key: a later run that finds the same
+    stat neither reads nor hashes the file (as git's index and ruff's cache do). The change
+    time moves with every write, and no tool sets it back."""
+    text = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}".encode()
+    return cache.key(text, job.path + "\0" + job.file.kind + "\0stat")  # no path holds a NUL
 
 
 def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
                cache_root: Path | None, on_done: Callable[[], None] | None) -> list[FileCheck]:
     """Every job's FileCheck, in job order. Cache hits are answered here, a few hundred keys per
-    query; only the misses are analyzed (by workers when there are many), and their results
-    are stored a batch per transaction."""
+    query, most of them from the files' stat alone; only the misses are analyzed (by workers
+    when there are many), and their results are stored a batch per transaction."""
     cache = open_cache(cache_root, "check", (settings.cache_key(), codes))
     results: list[FileCheck | None] = [None] * len(jobs)
     misses: list[tuple[int, bytes, FileJob]] = []  # (index, cache key, job with its bytes)
+    known_stats: list[tuple[bytes, bytes]] = []  # (stat key, content key) of settled files
+    settled_before = time.time_ns() - _SETTLED_NS
     for start in range(0, len(jobs), _BATCH):
-        batch = []
+        statted = []  # (index, stat key or None)
         for i in range(start, min(start + _BATCH, len(jobs))):
             job, f = jobs[i], jobs[i].file
             if f.skip:
                 results[i] = FileCheck(job.path, f.kind, "skipped", reason=f.skip)
                 continue
             try:
+                st = os.stat(f.where)
+            except OSError:
+                statted.append((i, None))  # reading it says why
+                continue
+            settled = max(st.st_mtime_ns, st.st_ctime_ns) < settled_before
+            statted.append((i, _stat_key(cache, jobs[i], st) if settled else None))
+        by_stat = cache.get_many([key for _, key in statted if key], bytes)
+        found = cache.get_many(sorted(set(by_stat.values())), _load_check)
+        batch = []
+        for i, stat_key in statted:
+            hit = found.get(by_stat.get(stat_key, b""))
+            if hit is not None:
+                results[i] = hit
+                continue
+            job, f = jobs[i], jobs[i].file
+            try:
                 data = read_with_mode(f.where)[0]
             except OSError as exc:
                 results[i] = FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
                 continue
-            batch.append((i, cache.key(data, job.path + "\0" + f.kind), data))
-        found = cache.get_many([key for _, key, _ in batch], _load_check)
-        for i, key, data in batch:
+            batch.append((i, cache.key(data, job.path + "\0" + f.kind), data, stat_key))
+        found = cache.get_many([key for _, key, _, _ in batch], _load_check)
+        for i, key, data, stat_key in batch:
+            if stat_key is not None:
+                known_stats.append((stat_key, key))
             results[i] = found.get(key)
             if results[i] is None:
                 misses.append((i, key, replace(jobs[i], data=data)))
+    cache.put_many(known_stats, bytes)
     if on_done:
         for _ in range(len(jobs) - len(misses)):
             on_done()

@@ -3,6 +3,7 @@ anything that could change a result (bytes, path, settings, hipport's code or ta
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -376,3 +377,54 @@ def test_an_unchanged_file_is_stored_without_its_bytes_and_served_whole(tmp_path
     assert run("port", src, "-o", tmp_path / "warm", "-j", "1") == 0
     assert calls == [] and tree_bytes(tmp_path / "warm") == tree_bytes(tmp_path / "cold")
     assert (tmp_path / "warm" / "plain.cpp").read_bytes() == plain
+
+
+def _count_check_reads(monkeypatch) -> list:
+    from hipport import check
+
+    reads = []
+    real = check.read_with_mode
+    monkeypatch.setattr(check, "read_with_mode", lambda where: reads.append(where) or real(where))
+    return reads
+
+
+def test_a_settled_file_is_known_by_its_stat(tmp_path, private_cache, monkeypatch, capsys):
+    """A file left alone since the last check is answered from its stat: not read, not hashed;
+    one written since (its times moved) is read and checked again."""
+    from hipport import check
+
+    monkeypatch.setattr(check, "_SETTLED_NS", -(10**18))  # every file counts as settled
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "fixtures" / "check" / "warp-mask", src)
+    files = sorted(p for p in src.rglob("*") if p.is_file())
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", "1") == 0
+    cold = capsys.readouterr().out
+    reads = _count_check_reads(monkeypatch)
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", "1") == 0
+    assert reads == [] and capsys.readouterr().out == cold
+    edited = next(p for p in files if p.suffix == ".cu")
+    text = edited.read_bytes()
+    edited.write_bytes(text.replace(b"0xffffffff", b"0xFFFFFFFF"))  # the same size
+    st = edited.stat()
+    os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns + 5 * 10**9))  # past any timestamp tick
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", "1") == 0
+    assert [Path(r).name for r in reads] == [edited.name]
+    assert capsys.readouterr().out != cold
+
+
+def test_a_file_written_just_now_is_always_read(tmp_path, private_cache, monkeypatch, capsys):
+    """Within the settling time an edit may keep a file's times (one timestamp tick), so such a
+    file is read on every run; its unchanged bytes are still answered from the cache."""
+    from hipport import check
+
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "fixtures" / "check" / "warp-mask", src)
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", "1") == 0
+    cold = capsys.readouterr().out
+    reads = _count_check_reads(monkeypatch)
+    analyzed = []
+    real = check.check_file
+    monkeypatch.setattr(check, "check_file", lambda job: analyzed.append(job.path) or real(job))
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", "1") == 0
+    assert len(reads) == len([p for p in src.rglob("*") if p.is_file()]) and analyzed == []
+    assert capsys.readouterr().out == cold
