@@ -245,8 +245,10 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
             row = rows["command"][name]
             out.edits.append(Edit(cmd.start, cmd.start + len(name), row["hip"].encode(), "cmake", name))
             out.note(cmd.start, f"{name} -> {row['hip']}: {row['note']}")
-        out.extend(_arch_values(cmd, rows))
-        out.extend(_language_property(cmd))
+        if name in _ARCH_COMMANDS:
+            out.extend(_arch_values(cmd, rows))
+        if name in _LANGUAGE_COMMANDS:
+            out.extend(_language_property(cmd))
         if name in ("target_link_libraries", "link_libraries"):
             out.extend(_link_names(cmd, target))
     uses_hip_language |= any(e.cuda == "CUDA" for e in out.edits)
@@ -306,10 +308,21 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
     return out
 
 
+# The commands that may set an architecture list, or a source file's language.
+_ARCH_COMMANDS = frozenset({"set", "set_target_properties", "set_directory_properties",
+                            "set_tests_properties", "set_property"})
+_LANGUAGE_COMMANDS = frozenset({"set_source_files_properties", "set_property"})
+
+
+@functools.lru_cache(maxsize=None)
+def _arch_names() -> frozenset[bytes]:
+    return frozenset(n.encode() for n in _rows().get("arch", {}))
+
+
 def _arch_values(cmd: Command, rows) -> Rewritten:
     """The values of an architecture variable or property -> the default AMD targets."""
     out = Rewritten()
-    arch_names = {n.encode() for n in rows.get("arch", {})}
+    arch_names = _arch_names()
     args = cmd.args
     spans: list[list[Arg]] = []
     if cmd.name == "set" and args and args[0].text in arch_names:
@@ -353,7 +366,7 @@ def _arch_values(cmd: Command, rows) -> Rewritten:
 def _language_property(cmd: Command) -> Rewritten:
     """`LANGUAGE CUDA` in a property list -> `LANGUAGE HIP`."""
     out = Rewritten()
-    if cmd.name not in ("set_source_files_properties", "set_property"):
+    if cmd.name not in _LANGUAGE_COMMANDS:
         return out
     for a, b in zip(cmd.args, cmd.args[1:]):
         if a.text == b"LANGUAGE" and b.text == b"CUDA" and not b.quoted:
