@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from hipport.errors import MappingError
 
@@ -76,16 +76,20 @@ class Mappings:
     def lookup(self, name: str) -> Entry | None:
         return self.entries.get(name)
 
-    def wants(self, test: Callable[[Mappings, str, Entry], bool], name: str) -> bool:
-        """`test(self, name, entry)` for a table name, computed once per process and test (a
-        module-level function: its identity is the key)."""
+    def wanted(self, test: Callable[[Mappings, str, Entry], bool], names: Iterable[str]) -> set[str]:
+        """The table names among `names` for which `test(self, name, entry)` holds, each answer
+        computed once per process and test (a module-level function: its identity is the key)."""
         answers = self._wanted.get(test)
         if answers is None:
             answers = self._wanted[test] = {}
-        known = answers.get(name)
-        if known is None:
-            known = answers[name] = bool(test(self, name, self.entries[name]))
-        return known
+        out = set()
+        for name in names:
+            known = answers.get(name)
+            if known is None:
+                known = answers[name] = bool(test(self, name, self.entries[name]))
+            if known:
+                out.add(name)
+        return out
 
     def unsupported_reason(self, name: str) -> str | None:
         """Why `name` is not rewritten at these settings; None when it is mapped (or maps to

@@ -402,7 +402,7 @@ def test_table_dir_has_tables():
     assert d.joinpath("runtime.tsv").is_file()
 
 
-def test_wants_asks_each_test_once_per_name():
+def test_wanted_asks_each_test_once_per_name():
     m = load()
     asked = []
 
@@ -414,7 +414,8 @@ def test_wants_asks_each_test_once_per_name():
         asked.append(name)
         return True
 
-    assert m.wants(deprecated, "cudaThreadSynchronize") and m.wants(deprecated, "cudaThreadSynchronize")
-    assert not m.wants(deprecated, "cudaMalloc")
-    assert m.wants(any_row, "cudaMalloc")  # another test: answered apart
+    assert m.wanted(deprecated, ["cudaThreadSynchronize"]) == m.wanted(deprecated, ["cudaThreadSynchronize"]) \
+        == {"cudaThreadSynchronize"}
+    assert m.wanted(deprecated, ["cudaMalloc", "cudaThreadSynchronize"]) == {"cudaThreadSynchronize"}
+    assert m.wanted(any_row, ["cudaMalloc"]) == {"cudaMalloc"}  # another test: answered apart
     assert asked == ["cudaThreadSynchronize", "cudaMalloc", "cudaMalloc"]

@@ -119,11 +119,11 @@ def _table_words(ctx) -> list[str]:
 
 def table_name_uses(ctx, wanted: Callable[[Mappings, str, Entry], bool]) -> list[tuple[int, int, str, Entry]]:
     """identifier_uses() of the table names that `wanted(mappings, name, entry)` accepts (a
-    module-level function; Mappings.wants keeps its answers), with their entries. The names
+    module-level function; Mappings.wanted keeps its answers), with their entries. The names
     are chosen first, once per distinct word: most uses of table names are of names a rule
     has nothing to say about, and a use costs more to vet than a name."""
     mappings = ctx.mappings
-    names = {w for w in _table_words(ctx) if mappings.wants(wanted, w)}
+    names = mappings.wanted(wanted, _table_words(ctx))
     entries = mappings.entries
     return [(s, e, n, entries[n]) for s, e, n in identifier_uses(ctx, names)] if names else []
 
