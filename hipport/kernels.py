@@ -267,6 +267,6 @@ def link(scans: Iterable[tuple[str, Scan]]) -> list[dict]:
 def counts(scans: Iterable[tuple[str, Scan]]) -> tuple[int, int]:
     """len(link(scans)) and the number of launches it places, without building the list."""
     scans = list(scans)
-    listed = _listed(sorted(scans, key=lambda s: s[0]))
+    listed = _listed(scans)  # (which kernels, not which of their records: any order will do)
     names = {name for _, name in listed}
     return len(listed), sum(1 for _, s in scans for launch in s.launches if launch.name in names)

@@ -69,7 +69,7 @@ class Mappings:
     # unsupported_reason's answers: every file asks again for the same few hundred names
     _reasons: dict[str, str | None] = field(default_factory=dict, init=False, repr=False,
                                             compare=False, hash=False)
-    # wants()'s answers, per test: the table rules ask about the same names in every file
+    # wanted()'s answers, per test: the table rules ask about the same names in every file
     _wanted: dict[Callable, dict[str, bool]] = field(default_factory=dict, init=False, repr=False,
                                                      compare=False, hash=False)
 

@@ -234,8 +234,7 @@ def _totals(records: list[dict], settings: Settings, root: Path | None, in_place
     scans = _kernel_scans(records, settings, root, in_place)
     # The summary wants the numbers alone; the report, every kernel with its launches.
     kernels = kern.link(scans) if listed else None
-    n_kernels, n_launches = (len(kernels), sum(len(k["launches"]) for k in kernels)) if listed \
-        else kern.counts(scans)
+    n_kernels, n_launches = kern.counts(scans)
     estimate = est.compute(est.Counts(converted, dict(tally), n_kernels, len(build_files)), rates)
     by_category: Counter[str] = Counter()
     by_severity: Counter[str] = Counter()

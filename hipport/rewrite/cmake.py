@@ -18,11 +18,11 @@ a comment.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from typing import NamedTuple
 
 from hipport.edits import Edit
+from hipport.patterns import by_common_start, word_start
 from hipport.rewrite.shell import Rewritten, Spans, arch_list, flag_edits, libraries, path_edits, table
 
 HIP_MIN_CMAKE = (3, 21)
@@ -161,20 +161,12 @@ def _rows() -> dict[str, dict[str, dict[str, str]]]:
 @functools.lru_cache(maxsize=None)
 def _word_res() -> tuple[re.Pattern[bytes], ...]:
     """The table's variable, property and architecture names as whole words (or right after
-    `-D`), group 1 the name: one pattern per two leading characters (CMAKE_CUDA_..., CUDA_...),
-    each opening with its names' common start, its boundary checked behind it; re scans for a
-    leading literal far faster than it tries a lookbehind at every byte."""
+    `-D`), group 1 the name: one literal-first pattern per two leading characters
+    (CMAKE_CUDA_..., CUDA_...; see hipport.patterns)."""
     rows = _rows()
-    groups: dict[str, list[str]] = {}
-    for n in sorted((n for k in ("variable", "property", "arch") for n in rows.get(k, {})), key=len, reverse=True):
-        groups.setdefault(n[:2], []).append(n)
-    out = []
-    for names in groups.values():
-        head = os.path.commonprefix(names)
-        h = re.escape(head).encode()
-        rest = b"|".join(re.escape(n[len(head):]).encode() for n in names)
-        out.append(re.compile(b"(" + h + rb"(?:(?<!\w" + h + rb")|(?<=-D" + h + rb"))(?:" + rest + rb"))(?!\w)"))
-    return tuple(out)
+    names = sorted((n for k in ("variable", "property", "arch") for n in rows.get(k, {})), key=len, reverse=True)
+    return tuple(re.compile(b"(" + word_start(head, after_define=True) + b"(?:" + rest + rb"))(?!\w)")
+                 for head, rest in by_common_start(names))
 
 
 def _words(data: bytes) -> list[re.Match[bytes]]:

@@ -15,7 +15,7 @@ import re
 
 from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
 from hipport.parse.declarations import EXPRESSION_KEYWORDS
-from hipport.parse.lexer import IS_WORD_BYTE
+from hipport.parse.lexer import IS_SPACE_BYTE, IS_WORD_BYTE
 from hipport.rules import _syntax as sx
 
 _DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
@@ -142,19 +142,26 @@ def _may_be_called(ctx, start: int, end: int) -> bool:
     before it (`template void f<int>(...)`, `T f(...)` declare it); and it is not qualified by
     a scope the file never opens (`cg::reduce(...)` is the library's, not the file's)."""
     data = ctx.data
-    while data[end : end + 1] in (b" ", b"\t", b"\n", b"\r", b"\f", b"\v"):
+    while end < len(data) and data[end] in IS_SPACE_BYTE:
         end += 1
-    if data[end : end + 1] == b"" or data[end] not in _MAY_FOLLOW_A_CALLEE:
+    if end == len(data) or data[end] not in _MAY_FOLLOW_A_CALLEE:
         return False
     stop = ctx.lexed.previous_code(start)
     if stop and data[stop - 1] in IS_WORD_BYTE:
         return word_before(data, stop)[1] in EXPRESSION_KEYWORDS
     if data[stop - 2 : stop] != b"::":
         return True
-    at, scope = word_before(data, ctx.lexed.previous_code(stop - 2))
     # `::name` (the global one) and `T<U>::name` may be the file's own: no word right before
-    return not scope or at + len(scope) != ctx.lexed.previous_code(stop - 2) \
-        or sx.opens_scope(ctx, scope.decode("latin-1"))
+    scope = _scope_before(ctx, stop - 2)
+    return not scope or sx.opens_scope(ctx, scope)
+
+
+def _scope_before(ctx, colons: int) -> str:
+    """The word right before the `::` at `colons` (spaces and comments between): the scope a
+    name is qualified by; "" when no word stands there (`::f`, `T<U>::f`)."""
+    end = ctx.lexed.previous_code(colons)
+    start, word = word_before(ctx.data, end)
+    return word.decode("latin-1") if word and start + len(word) == end else ""
 
 
 def _word_starts(data: bytes, word: bytes) -> list[int]:
@@ -188,9 +195,8 @@ def _is_call(ctx, at: int, name: bytes) -> bool:
     if before == b".":
         return data[end - 2 : end] != b".."  # `obj.f(`, not a pack's `...`
     if data[end - 2 : end] == b"::":
-        scope_end = ctx.lexed.previous_code(end - 2)
-        start, scope = word_before(data, scope_end)
-        return bool(scope) and start + len(scope) == scope_end and sx.opens_scope(ctx, scope.decode("latin-1"))
+        scope = _scope_before(ctx, end - 2)
+        return bool(scope) and sx.opens_scope(ctx, scope)
     return not (before.isalnum() or before in (b"_", b">", b":", b"~", b"&", b"*"))
 
 

@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import os
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
@@ -82,6 +81,7 @@ import tree_sitter
 
 from hipport.parse import tree as ts
 from hipport.parse.lexer import logical_end
+from hipport.patterns import by_common_start, word_start
 from hipport.rewrite.calls import split_top_level
 
 __all__ = [
@@ -1002,33 +1002,12 @@ def in_device_code(ctx, offset: int) -> bool:
 LAUNCH_OPEN = re.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]*<")
 
 
-def _by_common_start(words: list[str]) -> list[tuple[bytes, bytes]]:
-    """`words` grouped by their first two characters, in the order given: each group's common
-    start, and an alternation of what follows it in each word."""
-    groups: dict[str, list[str]] = {}
-    for word in words:
-        groups.setdefault(word[:2], []).append(word)
-    out = []
-    for group in groups.values():
-        head = os.path.commonprefix(group)
-        out.append((head.encode(), b"|".join(re.escape(w[len(head):].encode()) for w in group)))
-    return out
-
-
 def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
     """Patterns that together match wherever one of `words` (str) starts. One per pair of
     leading characters, each opening with its words' common prefix: re scans for a leading
     literal far faster than it tries an alternation at every byte."""
     return tuple(re.compile(re.escape(head) + b"(?:" + rest + b")")
-                 for head, rest in _by_common_start(sorted(words)))
-
-
-def word_start(word: bytes) -> bytes:
-    r"""A regex for `\bword` that opens with the word's literal, its boundary checked behind
-    it: re searches for a pattern's leading literal quickly, but tries one that opens with
-    `\b` at every byte (for a word that starts with a word character; the match is the same)."""
-    w = re.escape(word)
-    return w + rb"(?<!\w" + w + rb")"
+                 for head, rest in by_common_start(sorted(words)))
 
 
 def whole_word_patterns(names) -> tuple[re.Pattern[bytes], ...]:
@@ -1036,7 +1015,7 @@ def whole_word_patterns(names) -> tuple[re.Pattern[bytes], ...]:
     (the names' common start, per two leading characters; see word_start). Matches of whole
     words never overlap, so those of all the patterns, sorted, are the one pattern's."""
     return tuple(re.compile(word_start(head) + rb"(?:" + rest + rb")\b")
-                 for head, rest in _by_common_start(sorted(names, key=len, reverse=True)))
+                 for head, rest in by_common_start(sorted(names, key=len, reverse=True)))
 
 
 def code_word_matches(ctx, patterns) -> list[re.Match[bytes]]:

@@ -20,6 +20,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Iterator
 
+from hipport.patterns import word_start
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -271,19 +272,15 @@ _E = rb"(?![\w-])"
 
 
 def _word(word: bytes, after_define: bool = False) -> bytes:
-    """`\\bword\\b`, or with `after_define` also right after `-D` (`-DCMAKE_CUDA_ARCHITECTURES=80`),
-    opening with the word's literal (see sx.word_start)."""
-    if not after_define:
-        return sx.word_start(word) + rb"\b"
-    w = re.escape(word)
-    return w + rb"(?:(?<!\w" + w + rb")|(?<=-D" + w + rb"))\b"
+    """`\\bword\\b` (or also right after `-D`), literal first (hipport.patterns)."""
+    return word_start(word, after_define) + rb"\b"
 
 
 ARCH_FLAGS = (
     Flag(_option(rb"-arch", rb"--gpu-architecture") + rb"(?:=|\s+)(?:sm|compute|lto)_\w+",
          "an nvcc option naming an NVIDIA architecture; hipcc does not take AMD targets from it",
          "hipcc/clang: --offload-arch=gfx90a (one per target GPU, e.g. gfx90a and gfx942)"),
-    Flag(sx.word_start(b"arch=compute_") + rb"\w+(?:,code=(?:\\?\"[\w,]+\\?\"|\[[\w,]+\]|[\w,]+))?",
+    Flag(word_start(b"arch=compute_") + rb"\w+(?:,code=(?:\\?\"[\w,]+\\?\"|\[[\w,]+\]|[\w,]+))?",
          "an nvcc -gencode architecture pair for NVIDIA GPUs; hipcc does not understand it",
          "hipcc/clang: --offload-arch=gfx90a (one per target GPU)"),
     Flag(_option(rb"-code") + rb"(?:=|\s+)(?:sm|compute)_\w+",

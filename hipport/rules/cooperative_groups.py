@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from hipport.parse.lexer import IS_SPACE_BYTE
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -105,13 +106,11 @@ def _member_calls(ctx) -> Iterator[re.Match[bytes]]:
     data = ctx.data
     for m in ctx.code_matches(_MEMBER):
         i = m.start()
-        while i > 0 and data[i - 1] in _SPACE_BYTES:
+        while i > 0 and data[i - 1] in IS_SPACE_BYTE:
             i -= 1
         if data[i - 1 : i] == b"." or data[max(0, i - 2) : i] == b"->":
             yield m
 
-
-_SPACE_BYTES = frozenset(b" \t\r\n\f\v")  # what `\s` matches in a bytes pattern
 
 
 @rule(code="HP801", name="cooperative-groups-api-not-in-hip", category="cooperative-groups",

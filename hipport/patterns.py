@@ -1,0 +1,31 @@
+"""Regexes that open with a literal. Python's `re` searches for a pattern's leading literal
+quickly, but tries a pattern that opens with `\\b`, a lookbehind or an alternation of
+differently-led branches at every byte: a pattern searched over a whole file is written
+literal first, with its boundary checked behind the literal."""
+
+from __future__ import annotations
+
+import os
+import re
+
+
+def word_start(word: bytes, after_define: bool = False) -> bytes:
+    r"""A regex for `\bword` (a word that starts with a word character) that opens with the
+    word's literal; with `after_define`, also right after `-D` (`-DCMAKE_CUDA_ARCHITECTURES=80`)."""
+    w = re.escape(word)
+    if after_define:
+        return w + rb"(?:(?<!\w" + w + rb")|(?<=-D" + w + rb"))"
+    return w + rb"(?<!\w" + w + rb")"
+
+
+def by_common_start(words: list[str]) -> list[tuple[bytes, bytes]]:
+    """`words` grouped by their first two characters, in the order given: each group's common
+    start (a literal, unescaped), and an alternation of what follows it in each word."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[:2], []).append(word)
+    out = []
+    for group in groups.values():
+        head = os.path.commonprefix(group)
+        out.append((head.encode(), b"|".join(re.escape(w[len(head):].encode()) for w in group)))
+    return out
