@@ -104,6 +104,16 @@ def test_no_findings_exits_0(capsys, tree, t):
     assert code == 0 and out == "No findings in 1 file.\n" and err == ""
 
 
+def test_a_lone_skipped_file_is_counted_in_the_summary(capsys, tree):
+    """A binary file is skipped with its reason on stderr; the summary says so instead of
+    reporting an empty check."""
+    tree("blob.cu", b"\x7fELF\x00\x01\x02")
+    code, out, err = cli(capsys, "check", "blob.cu")
+    assert code == 0
+    assert out == "No findings in 0 files (1 file skipped).\n"
+    assert "blob.cu: skipped: binary file" in err
+
+
 def test_warning_exits_1_with_text_lines(capsys, tree, t):
     tree("src/k.cu", "int a = 0;\nint lane = i % 32;\n")
     code, out, _ = cli(capsys, "check", "--select", t["ALL"], "src")
@@ -251,7 +261,7 @@ def test_binary_and_non_utf8_files(capsys, tree, t):
     code, out, err = cli(capsys, "check", "--select", t["ALL"], ".")
     assert code == 1
     assert out.splitlines() == [f"latin1.cu:2:14: warning: lane math assumes 32 lanes [{t['WARN']} warp-size]",
-                                "Found 1 finding (1 warning) in 1 file."]
+                                "Found 1 finding (1 warning) in 1 file (1 file skipped)."]
     assert err == "bin.cu: skipped: binary file (NUL bytes)\n"
 
 

@@ -59,7 +59,8 @@ def test_text_lines_and_summary():
 
 def test_text_no_findings():
     files = [FileCheck("a.cu", "cuda", "checked"), FileCheck("b.bin", "cuda", "skipped", "binary file")]
-    assert format_text(result([], files=files)) == "No findings in 1 file.\n"
+    assert format_text(result([], files=files)) == "No findings in 1 file (1 file skipped).\n"
+    assert format_text(result([], files=files[:1])) == "No findings in 1 file.\n"
 
 
 # --- json --------------------------------------------------------------------------------------

@@ -45,6 +45,9 @@ def summary_line(result: CheckResult) -> str:
     failed = len(result.failed)
     if failed:
         extra.append(f"{plural(failed, 'file')} failed")
+    skipped = sum(1 for f in result.files if f.status == "skipped")
+    if skipped:  # binary, not UTF-8, too large, a link out of the tree: each named on stderr
+        extra.append(f"{plural(skipped, 'file')} skipped")
     return line + (f" ({'; '.join(extra)})" if extra else "") + "."
 
 
