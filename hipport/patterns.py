@@ -5,6 +5,7 @@ literal first, with its boundary checked behind the literal."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 
@@ -29,3 +30,14 @@ def by_common_start(words: list[str]) -> list[tuple[bytes, bytes]]:
         head = os.path.commonprefix(group)
         out.append((head.encode(), b"|".join(re.escape(w[len(head):].encode()) for w in group)))
     return out
+
+
+def any_case(*words: bytes) -> tuple[bytes, ...]:
+    """Every ASCII upper/lower-case spelling of `words`: rule triggers (which match bytes as
+    they are) for names that a rule tests case-blind."""
+    out: dict[bytes, None] = {}
+    for word in words:
+        for spelling in itertools.product(*(dict.fromkeys((bytes([c]).lower(), bytes([c]).upper()))
+                                                 for c in word)):
+            out[b"".join(spelling)] = None
+    return tuple(out)

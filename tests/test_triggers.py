@@ -134,3 +134,32 @@ def test_whole_word_patterns_match_as_one_alternation(parts):
                      + rb")\b")
     split = sorted((m.span(), m.group()) for p in whole_word_patterns(NAMES) for m in p.finditer(data))
     assert split == [(m.span(), m.group()) for m in one.finditer(data)]
+
+
+@pytest.mark.parametrize(("code", "text"), [
+    ("HP401", b"#define WaRp_SiZe 32\n"),
+    ("HP401", b"constexpr int kWAVE_SIZE = 32;\n"),
+    ("HP451", b"#define FULL_MaSk 0xffffffffu\n"),
+    # U+017F and U+212A match `s` and `k` case-blind: still a mask name
+    ("HP451", "const unsigned FULL_MA\u017fK = 0xffffffff;\n".encode()),
+    ("HP451", "const unsigned FULL_MAS\u212a = 0xffffffff;\n".encode()),
+    ("HP451", b"__device__ int f(int v) { return __shfl_sync(0xffffffff, v, 0); }\n"),
+    ("HP456", b"__global__ void k(int *o) { int LANE = threadIdx.x & 31; o[0] = 1u << LANE; }\n"),
+])
+def test_case_blind_names_trigger_their_rules(code, text):
+    """These rules test names case-blind: their triggers are every case of the words, and the
+    triggered run finds what the untriggered one does."""
+    settings = Settings()
+    rules = [r for r in all_rules() if r.code == code]
+    found = analyze(context_for(text, "t.cu", "cuda", settings), rules)
+    assert [f.rule for f in found] == [code]
+    untriggered = [dataclasses.replace(r, triggers=()) for r in rules]
+    assert found == analyze(context_for(text, "t.cu", "cuda", settings), untriggered)
+
+
+def test_any_case_spells_every_case():
+    from hipport.patterns import any_case
+
+    assert set(any_case(b"ab")) == {b"ab", b"aB", b"Ab", b"AB"}
+    assert any_case(b"a_1", b"A_1") == (b"a_1", b"A_1")  # no repeats; non-letters kept
+    assert len(any_case(b"warp", b"wave", b"lane")) == 48

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from hipport.patterns import any_case
 from hipport.rewrite.calls import split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -315,10 +316,10 @@ def _warp_constant(name: str, value: int | None) -> str | None:
 
 # --------------------------------------------------------------------------- warp-size rules
 
-# No triggers: the values may be spelled any way (0x20, 1 << 5); the body's first test, a
-# warp/wave/lane name in any case, is the pre-check.
+# Every name the rule flags holds warp, wave or lane in some case (the values may be spelled
+# any way: 0x20, 1 << 5). Those letters have no non-ASCII case variants.
 @rule(code="HP401", name="warp-size-constant-32", category="warp-size", severity="warning",
-      effort="medium")
+      effort="medium", triggers=any_case(b"warp", b"wave", b"lane"))
 def warp_size_constant_32(ctx):
     """Flags constants that hard-code a 32-lane warp.
 
@@ -719,10 +720,11 @@ def _is_sync_call(name: str) -> bool:
     return name.startswith("__") and name.endswith("_sync") and name not in ("__syncthreads",)
 
 
-# No triggers: a mask constant may be spelled ~0u or -1; the body tests for a `__*_sync` call
-# or a mask-named constant before it needs the tree.
+# A finding needs a `__*_sync` call or a mask-named constant (a mask may be spelled ~0u or -1):
+# `_sync`, or `mask` in some case. A str pattern with re.I also takes U+017F for `s` and
+# U+212A for `k` (UTF-8 below), which the body allows for in every non-ASCII file.
 @rule(code="HP451", name="full-warp-mask-32-bit", category="warp-mask", severity="warning",
-      effort="medium")
+      effort="medium", triggers=(b"_sync", *any_case(b"mask"), b"\xc5\xbf", b"\xe2\x84\xaa"))
 def full_warp_mask_32_bit(ctx):
     """Flags 32-bit full masks passed to warp `*_sync` functions.
 
@@ -1022,7 +1024,7 @@ _ONE_32 = frozenset({"1", "1u", "1U"})
 
 @rule(code="HP456", name="32-bit-lane-bit-shift", category="warp-mask", severity="warning",
       effort="medium",
-      triggers=(b'<<', b'>>'))
+      triggers=any_case(b"lane"))
 def lane_bit_shift_32(ctx):
     """Flags 32-bit lane-mask shifts such as `1u << lane`.
 
@@ -1042,8 +1044,9 @@ def lane_bit_shift_32(ctx):
     Shift a 64-bit value (`1ull << lane`), keep the mask in `unsigned long long`, or use
     `__lanemask_lt()` where available.
     """
-    if not _contains_any(ctx.data, b"lane"):
-        return  # the shift count must name a lane
+    data = ctx.data
+    if (b"<<" not in data and b">>" not in data) or not _contains_any(data, b"lane"):
+        return  # a shift, and its count must name a lane
     for node in sx.nodes(ctx, "binary_expression"):
         op = sx.text(node.child_by_field_name("operator"))
         if op not in ("<<", ">>"):
