@@ -106,7 +106,9 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     notes: list[tuple[int, str]] = []
     leftovers: Counter[bytes] = Counter()
     first: dict[bytes, int] = {}
-    last_words = _qualified_rows(mappings).last_words
+    qualified_rows = _qualified_rows(mappings)
+    last_words, prefixes = qualified_rows.last_words, qualified_rows.prefixes
+    libraries: dict[str, str] = {}  # table row -> its library, once per row and file
     # The candidate words that count: a mapped one may be renamed, any other CUDA-looking one
     # reported as unmapped, a qualified row's last word (`par`) only where qualified.
     # `threadIdx`, `min`: nothing to rename or report, wherever they are.
@@ -130,7 +132,7 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
             context = ""
         if context:
             continue
-        if _unsupported_tail(data, tok.end, key, mappings):
+        if key in prefixes and _unsupported_tail(data, tok.end, key, mappings):
             # `thrust::cuda::universal_host_pinned_vector`: the whole name has no HIP form, so
             # its `cuda` must not become `hip` either (its last word is reported below).
             continue
@@ -158,8 +160,11 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
             continue
         if new == word:
             continue  # `par` in `thrust::cuda::par`: only its qualifier changes
-        entry = mappings.lookup(key)
-        edits.append(Edit(tok.start, tok.end, new.encode("ascii"), entry.library if entry else "", key))
+        library = libraries.get(key)
+        if library is None:
+            entry = mappings.lookup(key)
+            library = libraries[key] = entry.library if entry else ""
+        edits.append(Edit(tok.start, tok.end, new.encode("ascii"), library, key))
     macros = defined_macros(lexed) if leftovers else set()
     unmapped = []
     for name, count in sorted(leftovers.items()):
