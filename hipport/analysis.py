@@ -8,12 +8,13 @@ from functools import cached_property
 from typing import Callable, Iterable, Iterator, TypeVar
 
 from hipport.config import Settings
+from hipport.files import is_source
 from hipport.findings import Finding
 from hipport.loaders import tools
 from hipport.mappings import Mappings
 from hipport.parse import tree as ts
 from hipport.parse.declarations import user_declared
-from hipport.parse.lexer import Lexed, Substrings
+from hipport.parse.lexer import Lexed, Lexer, Substrings
 from hipport.rules import Hit, Rule, all_rules
 from hipport.source import Source
 
@@ -25,7 +26,7 @@ class FileContext:
     path: str  # relative, with `/`
     kind: str  # files.file_kind
     data: bytes
-    lexed: Lexed
+    lexer: Lexer
     mappings: Mappings
     settings: Settings
     source: Source = field(init=False)
@@ -33,6 +34,12 @@ class FileContext:
 
     def __post_init__(self) -> None:
         self.source = Source(self.data, self.path)
+
+    @cached_property
+    def lexed(self) -> Lexed:
+        """The C lexer's tokens, on first use: the build-file rules have their own scanners,
+        and a CMake or Python file full of `#` comment lines is slow to lex as C."""
+        return self.lexer.lex(self.data)
 
     @cached_property
     def tree(self):
@@ -129,4 +136,7 @@ def run_plan(ctx: FileContext, plan: _Plan) -> list[Finding]:
 
 def context_for(data: bytes, path: str, kind: str, settings: Settings) -> FileContext:
     mappings, lexer = tools(settings)
-    return FileContext(path, kind, data, lexer.lex(data), mappings, settings)
+    ctx = FileContext(path, kind, data, lexer, mappings, settings)
+    if is_source(kind):
+        ctx.lexed  # noqa: B018 - lexed here, where a failure costs the file, not a rule
+    return ctx

@@ -15,7 +15,7 @@ from hipport.cache import open_cache
 from hipport.config import Settings, find_config
 from hipport.emit import read_with_mode
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
-from hipport.files import InputFile, collect, unreadable_reason
+from hipport.files import InputFile, collect, is_source, unreadable_reason
 from hipport.findings import SEVERITIES, Finding, finding_of, severity_at_least
 from hipport.rules import CATEGORY_CODES, REGISTRY, UNUSED_SUPPRESSION, Rule, all_rules
 from hipport import suppress
@@ -172,7 +172,7 @@ def check_context(ctx: FileContext, rules: Iterable[Rule]) -> FileCheck:
     data, path, kind = ctx.data, ctx.path, ctx.kind
     run_here, plan, unused_rule = _for_kind(list(rules), kind)
     found, errors = _analyze(ctx, run_here, plan)
-    sups = suppress.find_suppressions(data, kind, ctx.lexed.comments)
+    sups = suppress.find_suppressions(data, kind, ctx.lexed.comments if is_source(kind) else None)
     suppressed = 0
     if sups:
         names = suppress.Names(all_rules())

@@ -6,13 +6,12 @@ import bisect
 import posixpath
 from collections import Counter
 
-from hipport.analysis import FileContext
+from hipport.analysis import context_for
 from hipport.check import check_context
 from hipport.config import Settings
 from hipport.edits import apply_edits
 from hipport.files import is_source, unreadable_reason
 from hipport.kernels import scan as scan_kernels
-from hipport.loaders import tools
 from hipport.results import FileResult, Ported, output_name
 from hipport.rules import all_rules
 from hipport.rewrite.includes import RUNTIME_HEADER, rewrite_includes, runtime_include_edit
@@ -64,8 +63,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
     encoding = _encoding(data)
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     try:
-        mappings, lexer = tools(settings)
-        ctx = FileContext(rel, kind, data, lexer.lex(data), mappings, settings)
+        ctx = context_for(data, rel, kind, settings)
     except Exception as exc:
         return Ported(data, FileResult(**base, status="failed", reason=f"{type(exc).__name__}: {exc}",
                                        lines=lines, encoding=encoding))
@@ -78,7 +76,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         return Ported(data, FileResult(**base, status="unchanged", lines=lines, encoding=encoding,
                                        findings=findings, notes=tuple(notes)))
     try:
-        src, lexed = ctx.source, ctx.lexed
+        src, lexed, mappings = ctx.source, ctx.lexed, ctx.mappings
         renamed_ids = rename_identifiers(lexed, mappings, lambda: ctx.declared)
         edits, unmapped = renamed_ids.edits, renamed_ids.unmapped
         notes += [f"line {src.line_col(offset)[0]}: {text}" for offset, text in renamed_ids.notes]

@@ -514,3 +514,19 @@ def test_build_flag_names_are_whole_words_or_after_define(text, flagged):
     found = port_source(text.encode(), "CMakeLists.txt", "cmake", Settings()).result.findings
     shown = [f.snippet[f.column - 1 : f.end_column - 1] for f in found if f.rule in ("HP1101", "HP1103")]
     assert sorted(shown) == sorted(flagged)
+
+
+def test_build_files_are_not_lexed_as_c():
+    """A CMake file's `#` comment lines would each be a preprocessor directive to the C lexer:
+    the build rules read the file with their own scanners, and the C tokens are never made."""
+    from hipport.analysis import context_for
+    from hipport.check import check_context
+    from hipport.rules import all_rules
+
+    data = b"# Copyright\n# hipport: ignore[HP1102]\nset(CMAKE_CUDA_FLAGS \"-lineinfo -arch=sm_80\")\n"
+    ctx = context_for(data, "CMakeLists.txt", "cmake", Settings())
+    checked = check_context(ctx, all_rules())
+    assert [f.rule for f in checked.findings] == ["HP1101"] and checked.suppressed == 1
+    assert "lexed" not in ctx.__dict__
+    source = context_for(b"#include <cuda_runtime.h>\n", "a.cu", "cuda", Settings())
+    assert "lexed" in source.__dict__  # sources are lexed up front: a failure there is the file's

@@ -21,7 +21,7 @@ import pytest
 
 from hipport import __version__
 from hipport.config import Settings
-from hipport.pipeline import tools
+from hipport.loaders import tools
 from clitools import hipport
 
 REPO = Path(__file__).resolve().parents[1]

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from hipport.config import Settings
 from hipport.parse.lexer import DEVICE_MARKERS
-from hipport.pipeline import port_source, tools
+from hipport.loaders import tools
+from hipport.pipeline import port_source
 
 KEEP = Settings()
 HIP = Settings(launch_syntax="hip")
