@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from hipport import __version__
-from hipport.mappings import table_dir
+from hipport.mappings import tables_digest
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = (".py", ".scm", ".j2", ".json", ".c", ".so", ".pyd")  # .c/.so/.pyd: the C scanner
@@ -48,16 +48,7 @@ def code_fingerprint() -> bytes:
                 path = os.path.join(folder, name)
                 st = os.stat(path)
                 h.update(f"{os.path.relpath(path, _PACKAGE)}:{st.st_size}:{st.st_mtime_ns}".encode())
-    tables = table_dir()
-    for entry in sorted(tables.iterdir(), key=lambda p: p.name):
-        if entry.name.endswith(".tsv") or entry.is_dir():
-            h.update(entry.name.encode())
-            if entry.is_file():
-                h.update(entry.read_bytes())
-            else:
-                for sub in sorted(entry.iterdir(), key=lambda p: p.name):
-                    if sub.name.endswith(".tsv"):
-                        h.update(sub.name.encode() + sub.read_bytes())
+    h.update(tables_digest())
     return h.digest()
 
 

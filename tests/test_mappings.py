@@ -419,3 +419,38 @@ def test_wanted_asks_each_test_once_per_name():
     assert m.wanted(deprecated, ["cudaMalloc", "cudaThreadSynchronize"]) == {"cudaThreadSynchronize"}
     assert m.wanted(any_row, ["cudaMalloc"]) == {"cudaMalloc"}  # another test: answered apart
     assert asked == ["cudaThreadSynchronize", "cudaMalloc", "cudaMalloc"]
+
+
+def test_parsed_tables_are_kept_compiled_and_renewed_when_a_table_changes(tables, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    load_raw = mappings._load_raw.__wrapped__
+    first = load_raw(tables)
+    compiled = list((tables / "__pycache__").glob("tables.*.marshal"))
+    assert len(compiled) == 1
+    parsed = []
+    real_parse = mappings._parse_tables
+    monkeypatch.setattr(mappings, "_parse_tables", lambda d: parsed.append(d) or real_parse(d))
+    again = load_raw(tables)
+    assert parsed == [] and again[0] == first[0] and again[2:] == first[2:]
+    assert again[1]["cudaMalloc"] == first[1]["cudaMalloc"]
+    # an edited table is parsed again (and the copy renewed), whatever its timestamps say
+    _write(tables / "overrides.tsv", ["cudaMalloc\thipMallocTest\tbecause"])
+    assert load_raw(tables)[1]["cudaMalloc"].hip == "hipMallocTest" and parsed == [tables]
+    assert load_raw(tables)[1]["cudaMalloc"].hip == "hipMallocTest" and parsed == [tables]
+    # a damaged copy is parsed around, never trusted
+    compiled[0].write_bytes(compiled[0].read_bytes()[:100])
+    assert load_raw(tables)[1]["cudaMalloc"].hip == "hipMallocTest" and len(parsed) == 2
+
+
+def test_no_compiled_tables_where_python_writes_no_bytecode(tables, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert mappings._load_raw.__wrapped__(tables)[1]["cudaMalloc"].hip == "hipMalloc"
+    assert not (tables / "__pycache__").exists()
+
+
+def test_tables_load_where_no_compiled_copy_can_be_written(tables, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    (tables / "__pycache__").write_text("a file where the folder would go\n")
+    assert mappings._load_raw.__wrapped__(tables)[1]["cudaMalloc"].hip == "hipMalloc"
+    assert (tables / "__pycache__").read_text() == "a file where the folder would go\n"
+    assert not [p for p in tables.iterdir() if p.name.endswith(".tmp")]

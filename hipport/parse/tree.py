@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 
 import tree_sitter
 import tree_sitter_cuda
@@ -25,6 +24,8 @@ def parse(data: bytes) -> tree_sitter.Tree:
 @lru_cache(maxsize=None)
 def query(name: str) -> tree_sitter.Query:
     """A query from parse/queries/NAME.scm, compiled once."""
+    from importlib import resources  # noqa: PLC0415 - lazy: its imports cost ~5 ms at start-up
+
     text = resources.files("hipport.parse.queries").joinpath(f"{name}.scm").read_text(encoding="utf-8")
     return tree_sitter.Query(language(), text)
 
