@@ -1,12 +1,14 @@
-"""Command line: thin commands that turn options into Settings, make one call, pick an exit code."""
+"""Command line: thin commands that turn options into Settings, make one call, pick an exit code.
+
+Built on argparse rather than a CLI framework: a pre-commit hook starts hipport on every
+commit, and the framework's import alone took a quarter of a cached `check`."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
-
-import click
 
 from hipport import __version__
 from hipport.cache import cache_dir
@@ -15,37 +17,32 @@ from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
 from hipport.words import plural
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="hipport")
-def cli() -> None:
-    """Port CUDA C++ and PyTorch CUDA extensions to AMD HIP/ROCm."""
+def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
+    """Write to stdout (or stderr) and flush; a character the stream cannot encode is replaced
+    rather than fatal."""
+    stream = sys.stderr if err else sys.stdout
+    text += "\n" if nl else ""
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        stream.flush()
+        stream.buffer.write(text.encode(stream.encoding or "utf-8", "replace"))
+    stream.flush()
 
 
-@cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", "out", type=click.Path(path_type=Path), help="Write the ported tree here (a mirror of the input).")
-@click.option("--in-place", is_flag=True, help="Rewrite the files where they are (atomically).")
-@click.option("--stdout", "to_stdout", is_flag=True, help="Print the ported text of one file.")
-@click.option("--diff", is_flag=True, help="Print a unified diff; write nothing.")
-@click.option("--report", "report_dir", type=click.Path(path_type=Path), help="Write report.json into this folder.")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Processes (default: one per core).")
-@click.option("--rename/--keep-names", default=None, help="Rename .cu to .hip and fix the includes that name them.")
-@click.option("--launch-syntax", type=click.Choice(["keep", "hip"]), default=None, help="Keep <<<>>> (default) or write hipLaunchKernelGGL.")
-@click.option("--target-hip", metavar="X.Y", default=None, help="Emit only APIs that this HIP release has (default: newest known).")
-@click.option("--libs", type=click.Choice(["hip", "roc"]), default=None, help="Map libraries to hip* (default) or roc* names.")
-@click.option("--experimental", is_flag=True, default=None, help="Also apply mappings HIP marks experimental.")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the content-hash cache.")
-@click.option("--torch-hipify", type=click.Choice(["v1", "v2"]), default=None,
-              help="PyTorch extension spellings: v2 (default, torch >= 2.11) or v1 (torch <= 2.10, Masquerading names).")
-def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch_syntax, target_hip, libs, experimental,
-         no_cache, torch_hipify):
+# --------------------------------------------------------------------------------------------
+# the commands
+
+
+def port(args: argparse.Namespace) -> None:
     """Port CUDA sources under PATH... to HIP."""
     from hipport import runner
     from hipport.estimate import load_rates
     from hipport.report import model as report_model
 
-    modes = [m for m, on in ((runner.OUT, out is not None), (runner.IN_PLACE, in_place),
-                             (runner.STDOUT, to_stdout), (runner.DIFF, diff)) if on]
+    paths, out, report_dir = args.paths, args.out, args.report
+    modes = [m for m, on in ((runner.OUT, out is not None), (runner.IN_PLACE, args.in_place),
+                             (runner.STDOUT, args.stdout), (runner.DIFF, args.diff)) if on]
     if len(modes) > 1:
         raise HipportError("choose one of -o OUT, --in-place, --stdout, --diff")
     if not modes:
@@ -55,12 +52,12 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
             raise HipportError("say where the result goes: -o OUT, --in-place, --stdout (one file) or --diff")
     mode = modes[0]
     settings = load_settings(
-        list(paths), launch_syntax=launch_syntax, libs=libs, experimental=experimental, rename=rename,
-        target_hip=parse_target(target_hip) if target_hip else None, jobs=jobs, torch_hipify=torch_hipify,
+        list(paths), launch_syntax=args.launch_syntax, libs=args.libs, experimental=args.experimental,
+        rename=args.rename, target_hip=_target(args), jobs=args.jobs, torch_hipify=args.torch_hipify,
     )
     # The estimate's rates: a bad [tool.hipport.estimate] table fails here, before any write.
     rates = load_rates(list(paths)) if mode != runner.STDOUT or report_dir is not None else None
-    cache_root = None if no_cache else cache_dir()
+    cache_root = None if args.no_cache else cache_dir()
     root, jobs_list = runner.plan(list(paths), settings, mode, out, cache_root)
     tick, close = runner.stream_progress(len(jobs_list), mode in (runner.OUT, runner.IN_PLACE))
     records = []
@@ -81,44 +78,22 @@ def port(paths, out, in_place, to_stdout, diff, report_dir, jobs, rename, launch
         report = report_model.summary(records, settings, root=root, in_place=in_place, rates=rates)
     for r in records:
         if r["status"] in ("failed", "skipped"):
-            click.echo(f"{r['source']}: {r['status']}: {r['reason']}", err=True)
+            echo(f"{r['source']}: {r['status']}: {r['reason']}", err=True)
     counts = runner.summarize(records)
     if mode != runner.STDOUT:
         line = (f"{plural(counts['files'], 'file')}: {counts['changed']} changed, {counts['replacements']} replacements, "
                 f"{counts['skipped']} skipped, {counts['failed']} failed")
         if mode == runner.OUT:
             line += f"; output in {out}"
-        click.echo(line, err=True)
+        echo(line, err=True)
         for extra in report_model.summary_lines(report):
-            click.echo(extra, err=True)
+            echo(extra, err=True)
         if report_dir is not None:
-            click.echo(f"report: {where.with_name('report.html')} (data: {where}, Markdown: {where.with_name('report.md')})", err=True)
+            echo(f"report: {where.with_name('report.html')} (data: {where}, Markdown: {where.with_name('report.md')})", err=True)
     sys.exit(EXIT_FINDINGS if counts["failed"] else EXIT_OK)
 
 
-@cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-              show_default=True, help="Output format.")
-@click.option("--select", multiple=True, metavar="CAT,...",
-              help="Only these categories, rule codes or rule names (comma list, repeatable).")
-@click.option("--ignore", multiple=True, metavar="CAT,...",
-              help="Skip these categories, rule codes or rule names (comma list, repeatable).")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
-              help="Exit 1 when a finding has this severity or a higher one (default: warning; "
-                   "info findings alone exit 0).")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False),
-              help="Report only findings that are not in this baseline file.")
-@click.option("--write-baseline", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write every current finding to this baseline file and exit 0.")
-@click.option("--target-hip", metavar="X.Y", default=None, help="Check against this HIP release (default: newest known).")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write the report to this file instead of standard output.")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Processes (default: one per core).")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the content-hash cache.")
-def check(paths, fmt, select, ignore, fail_on, exit_zero, baseline, write_baseline, target_hip, output, jobs,
-          no_cache):
+def check(args: argparse.Namespace) -> None:
     """Report what needs manual work to run on HIP, as findings.
 
     Exit status: 0 when no finding is at or above the fail level (--fail-on, default warning),
@@ -132,41 +107,30 @@ def check(paths, fmt, select, ignore, fail_on, exit_zero, baseline, write_baseli
     from hipport.emit import write_atomic
     from hipport.report.formats import FORMATTERS
 
-    paths = list(paths)
-    settings = load_settings(paths, target_hip=parse_target(target_hip) if target_hip else None, jobs=jobs)
-    options = engine.load_options(paths, select=engine.split_names(select), ignore=engine.split_names(ignore),
-                                  fail_on=fail_on, exit_zero=exit_zero)
-    use_baseline = None if write_baseline is not None else baseline
+    paths = list(args.paths)
+    settings = load_settings(paths, target_hip=_target(args), jobs=args.jobs)
+    options = engine.load_options(paths, select=engine.split_names(args.select),
+                                  ignore=engine.split_names(args.ignore), fail_on=args.fail_on,
+                                  exit_zero=args.exit_zero)
+    write_baseline = args.write_baseline
+    use_baseline = None if write_baseline is not None else args.baseline
     result = engine.run_check(paths, settings, options, baseline=use_baseline,
-                              cache_root=None if no_cache else cache_dir())
+                              cache_root=None if args.no_cache else cache_dir())
     for note in result.notes:
-        click.echo(note, err=True)
+        echo(note, err=True)
     if write_baseline is not None:
         write_atomic(write_baseline, suppress.dump_baseline(result.findings))
-        click.echo(f"hipport: wrote {len(result.findings)} findings to the baseline {write_baseline}", err=True)
+        echo(f"hipport: wrote {len(result.findings)} findings to the baseline {write_baseline}", err=True)
         sys.exit(EXIT_USAGE if result.failed else EXIT_OK)
-    text = FORMATTERS[fmt](result)
-    if output is not None:
-        write_atomic(output, text.encode("utf-8"))
+    text = FORMATTERS[args.format](result)
+    if args.output is not None:
+        write_atomic(args.output, text.encode("utf-8"))
     else:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
     sys.exit(engine.exit_code(result, options))
 
 
-@cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, help="text: the estimate explained; json: report.json; markdown: report.md.")
-@click.option("--calibrate", type=click.Path(path_type=Path, dir_okay=False), metavar="CSV",
-              help="Fit the rates to past ports: a CSV with `hours` and counts (references, trivial, low, "
-                   "medium, high, kernels, build_files), by non-negative least squares.")
-@click.option("--target-hip", metavar="X.Y", default=None, help="Estimate for this HIP release (default: newest known).")
-@click.option("--libs", type=click.Choice(["hip", "roc"]), default=None, help="Map libraries to hip* (default) or roc* names.")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write the estimate to this file instead of standard output.")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=None, help="Processes (default: one per core).")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the content-hash cache (port's).")
-def estimate(paths, fmt, calibrate, target_hip, libs, output, jobs, no_cache):
+def estimate(args: argparse.Namespace) -> None:
     """Estimate the manual work a port of PATH... leaves, in hours with a range, line by line.
 
     Nothing is written (except -o). Rates come from [tool.hipport.estimate] (see the README) or
@@ -177,10 +141,11 @@ def estimate(paths, fmt, calibrate, target_hip, libs, output, jobs, no_cache):
     from hipport.report import markdown
     from hipport.report import model as report_model
 
-    paths = list(paths)
-    settings = load_settings(paths, libs=libs, target_hip=parse_target(target_hip) if target_hip else None, jobs=jobs)
+    paths = list(args.paths)
+    settings = load_settings(paths, libs=args.libs, target_hip=_target(args), jobs=args.jobs)
     rates = est.load_rates(paths)
     notes: list[str] = []
+    calibrate = args.calibrate
     if calibrate is not None:
         try:
             table = calibrate.read_text(encoding="utf-8-sig")
@@ -190,57 +155,52 @@ def estimate(paths, fmt, calibrate, target_hip, libs, output, jobs, no_cache):
         rates = fit.rates
         notes = fit.lines() + ["To keep these rates, put this in pyproject.toml or .hipport.toml:", "",
                                est.toml_snippet(rates)]
-    report = report_model.from_paths(paths, settings, rates, cache_root=None if no_cache else cache_dir())
-    render = {"text": est.format_text, "json": report_model.to_json, "markdown": markdown.render}[fmt]
+    report = report_model.from_paths(paths, settings, rates, cache_root=None if args.no_cache else cache_dir())
+    render = {"text": est.format_text, "json": report_model.to_json, "markdown": markdown.render}[args.format]
     text = render(report)
-    if notes and fmt == "text":
+    if notes and args.format == "text":
         text = "\n".join(notes) + "\n" + text
     elif notes:
-        click.echo("\n".join(notes), err=True)
-    if output is not None:
-        write_atomic(output, text.encode("utf-8"))
+        echo("\n".join(notes), err=True)
+    if args.output is not None:
+        write_atomic(args.output, text.encode("utf-8"))
     else:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
     sys.exit(EXIT_OK)
 
 
-@cli.command()
-@click.argument("key", required=False)
-@click.option("--mappings", is_flag=True, help="Count the CUDA names the mapping tables support, per library.")
-@click.option("--target-hip", metavar="X.Y", default=None, help="With --mappings: count for this HIP release.")
-@click.option("--libs", type=click.Choice(["hip", "roc"]), default="hip", show_default=True,
-              help="With --mappings: hip* or roc* library names.")
-def rules(key, mappings, target_hip, libs):
+def rules(args: argparse.Namespace) -> None:
     """List the rules, or explain the ones matching KEY (a code, a rule name or a category)."""
     from hipport.rules import CATEGORY_CODES, all_rules, find
 
-    if mappings:
+    key = args.key
+    if args.mappings:
         from hipport.mappings import library_counts, load
 
-        table = load(target_hip=parse_target(target_hip) if target_hip else None, libs=libs)
+        table = load(target_hip=_target(args), libs=args.libs)
         counts = library_counts(table)
         width = max([len("library")] + [len(k) for k in counts])
-        click.echo(f"mapping tables for HIP {table.target_hip[0]}.{table.target_hip[1]} (--libs {libs})")
-        click.echo(f"{'library':<{width}}  {'supported':>9}  {'unsupported':>11}")
+        echo(f"mapping tables for HIP {table.target_hip[0]}.{table.target_hip[1]} (--libs {args.libs})")
+        echo(f"{'library':<{width}}  {'supported':>9}  {'unsupported':>11}")
         for lib, c in sorted(counts.items()):
-            click.echo(f"{lib:<{width}}  {c['supported']:>9}  {c['unsupported']:>11}")
+            echo(f"{lib:<{width}}  {c['supported']:>9}  {c['unsupported']:>11}")
         supported = sum(c["supported"] for c in counts.values())
-        click.echo(f"{supported} CUDA names supported ({len(table.names)} renamed)")
+        echo(f"{supported} CUDA names supported ({len(table.names)} renamed)")
         return
     if key:
         found = find(key)
         if not found and key in CATEGORY_CODES:
-            click.echo(f"{key}: no rules in this category yet")
+            echo(f"{key}: no rules in this category yet")
             return
         if not found:
             raise HipportError(f"no rule, rule name or category {key!r} (`hipport rules` lists them)")
         for i, r in enumerate(found):
             if i:
-                click.echo()
-            click.echo(f"{r.code} {r.name}")
-            click.echo(f"category: {r.category}, severity: {r.severity}, effort: {r.effort}")
-            click.echo()
-            click.echo(r.doc)
+                echo()
+            echo(f"{r.code} {r.name}")
+            echo(f"category: {r.category}, severity: {r.severity}, effort: {r.effort}")
+            echo()
+            echo(r.doc)
         return
     listed = all_rules()
     wcode = max([len(r.code) for r in listed] or [0])
@@ -251,27 +211,14 @@ def rules(key, mappings, target_hip, libs):
         if not in_cat:
             continue
         if not first:
-            click.echo()
+            echo()
         first = False
-        click.echo(category)
+        echo(category)
         for r in in_cat:
-            click.echo(f"  {r.code:<{wcode}}  {r.name:<{wname}}  {r.severity:<7}  effort: {r.effort}")
+            echo(f"  {r.code:<{wcode}}  {r.name:<{wname}}  {r.severity:<7}  effort: {r.effort}")
 
 
-@cli.command()
-@click.argument("out", type=click.Path(path_type=Path, exists=True))
-@click.option("--offload-arch", default="gfx90a", show_default=True, metavar="GFX",
-              help="The AMD target to compile for (Debian's HIP 5.2 accepts up to gfx90a).")
-@click.option("-I", "--include", "includes", multiple=True, type=click.Path(path_type=Path, file_okay=False),
-              help="An include folder, besides those the build files name (repeatable).")
-@click.option("-D", "--define", "defines", multiple=True, metavar="NAME[=VALUE]", help="A macro definition (repeatable).")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Parallel compiles (default: one per core).")
-@click.option("--headers", is_flag=True, help="Also compile each header (.cuh, .h, .hpp) on its own.")
-@click.option("--strict", is_flag=True, help="A library header that is not installed counts as a failure.")
-@click.option("--hipcc", "hipcc_path", type=click.Path(path_type=Path, dir_okay=False),
-              help="The hipcc to use (default: $HIPPORT_HIPCC, PATH, /usr/bin, /opt/rocm/bin).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def verify(out, offload_arch, includes, defines, jobs, headers, strict, hipcc_path, fmt):
+def verify(args: argparse.Namespace) -> None:
     """Compile every ported translation unit under OUT with hipcc (syntax check, HIP_PLATFORM=amd).
 
     Prints OK, FAIL (with the first error) or MISSING (a library header not installed for this
@@ -280,39 +227,210 @@ def verify(out, offload_arch, includes, defines, jobs, headers, strict, hipcc_pa
     """
     from hipport import verify as engine
 
-    opts = engine.Options(offload_arch=offload_arch, include_dirs=tuple(p.resolve() for p in includes),
-                          defines=tuple(defines), jobs=jobs, headers=headers, strict=strict,
-                          hipcc=str(hipcc_path) if hipcc_path else None)
+    offload_arch = args.offload_arch
+    opts = engine.Options(offload_arch=offload_arch, include_dirs=tuple(p.resolve() for p in args.include),
+                          defines=tuple(args.define), jobs=args.jobs, headers=args.headers, strict=args.strict,
+                          hipcc=str(args.hipcc) if args.hipcc else None)
     hipcc = engine.find_hipcc(opts.hipcc)
     if hipcc is None:
         raise HipportError(engine.INSTALL_HINT)
     version = engine.hipcc_version(hipcc, offload_arch)
-    outcomes = engine.verify(out, opts)
-    if fmt == "json":
-        click.echo(engine.format_json(outcomes, hipcc, version, opts), nl=False)
+    outcomes = engine.verify(args.out, opts)
+    if args.format == "json":
+        echo(engine.format_json(outcomes, hipcc, version, opts), nl=False)
     else:
         head = (f"hipport verify: {hipcc}" + (f" (HIP {version})" if version else "")
                 + f", --offload-arch={offload_arch}, {len(outcomes)} files")
-        click.echo(engine.format_text(outcomes, head), nl=False)
-    sys.exit(EXIT_FINDINGS if engine.failed(outcomes, strict) else EXIT_OK)
+        echo(engine.format_text(outcomes, head), nl=False)
+    sys.exit(EXIT_FINDINGS if engine.failed(outcomes, args.strict) else EXIT_OK)
+
+
+def _target(args: argparse.Namespace) -> tuple[int, int] | None:
+    return parse_target(args.target_hip) if args.target_hip else None
+
+
+# --------------------------------------------------------------------------------------------
+# the options
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Docstrings as written (paragraphs kept), and `Usage:` as the other tools spell it."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        return super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
+
+
+class _Parser(argparse.ArgumentParser):
+    """A usage error: the short usage line, where help is, and what was wrong (exit status 2)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, formatter_class=_Help, allow_abbrev=False, add_help=False, **kwargs)
+        self.add_argument("-h", "--help", action="help", help="Show this message and exit.")
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"Try '{self.prog} --help' for help.\n\n{self.prog}: error: {message}\n")
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is below 0 (0 means one process per core)")
+    return n
+
+
+def _file(text: str) -> Path:
+    """A file that may not exist yet, but is not a folder."""
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a file")
+    return Path(text)
+
+
+def _folder(text: str) -> Path:
+    if os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder")
+    return Path(text)
+
+
+def _existing(text: str) -> Path:
+    if not os.path.exists(text):
+        raise argparse.ArgumentTypeError(f"{text!r} does not exist")
+    return Path(text)
+
+
+def _command(subparsers, func, operands: str) -> argparse.ArgumentParser:
+    doc = func.__doc__ or ""
+    p = subparsers.add_parser(func.__name__, help=doc.splitlines()[0], description=doc.strip(),
+                              prog=f"hipport {func.__name__}", usage=f"%(prog)s [OPTIONS] {operands}")
+    p.set_defaults(func=func, parser=p)
+    return p
+
+
+def _jobs_option(p: argparse.ArgumentParser, default: int | None = None,
+                 help: str = "Processes (default: one per core).") -> None:
+    p.add_argument("-j", "--jobs", type=_jobs, default=default, metavar="N", help=help)
+
+
+def _target_option(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--target-hip", metavar="X.Y", help=help)
+
+
+def _libs_option(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    p.add_argument("--libs", choices=["hip", "roc"], default=default,
+                   help="Map libraries to hip* (default) or roc* names.")
+
+
+def _no_cache_option(p: argparse.ArgumentParser, what: str = "") -> None:
+    p.add_argument("--no-cache", action="store_true", help=f"Do not read or write the content-hash cache{what}.")
+
+
+def parser() -> argparse.ArgumentParser:
+    top = _Parser(prog="hipport", usage="%(prog)s [OPTIONS] COMMAND [ARGS]...",
+                  description="Port CUDA C++ and PyTorch CUDA extensions to AMD HIP/ROCm.")
+    top.add_argument("--version", action="version", version=f"hipport, version {__version__}",
+                     help="Show the version and exit.")
+    sub = top.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+
+    p = _command(sub, port, "PATH...")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="Files and folders to port.")
+    p.add_argument("-o", "--output", dest="out", type=Path, metavar="OUT", help="Write the ported tree here (a mirror of the input).")
+    p.add_argument("--in-place", action="store_true", help="Rewrite the files where they are (atomically).")
+    p.add_argument("--stdout", action="store_true", help="Print the ported text of one file.")
+    p.add_argument("--diff", action="store_true", help="Print a unified diff; write nothing.")
+    p.add_argument("--report", type=Path, metavar="DIR", help="Write report.json into this folder.")
+    _jobs_option(p)
+    p.add_argument("--rename", dest="rename", action="store_const", const=True, default=None,
+                   help="Rename .cu to .hip and fix the includes that name them.")
+    p.add_argument("--keep-names", dest="rename", action="store_const", const=False,
+                   help="Keep the .cu names (the default).")
+    p.add_argument("--launch-syntax", choices=["keep", "hip"], help="Keep <<<>>> (default) or write hipLaunchKernelGGL.")
+    _target_option(p, "Emit only APIs that this HIP release has (default: newest known).")
+    _libs_option(p)
+    p.add_argument("--experimental", action="store_const", const=True, default=None,
+                   help="Also apply mappings HIP marks experimental.")
+    _no_cache_option(p)
+    p.add_argument("--torch-hipify", choices=["v1", "v2"],
+                   help="PyTorch extension spellings: v2 (default, torch >= 2.11) or v1 (torch <= 2.10, Masquerading names).")
+
+    p = _command(sub, check, "PATH...")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="Files and folders to check.")
+    p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text",
+                   help="Output format (default: text).")
+    p.add_argument("--select", action="append", default=[], metavar="CAT,...",
+                   help="Only these categories, rule codes or rule names (comma list, repeatable).")
+    p.add_argument("--ignore", action="append", default=[], metavar="CAT,...",
+                   help="Skip these categories, rule codes or rule names (comma list, repeatable).")
+    p.add_argument("--fail-on", choices=["error", "warning", "info"],
+                   help="Exit 1 when a finding has this severity or a higher one (default: warning; "
+                        "info findings alone exit 0).")
+    p.add_argument("--exit-zero", action="store_true", help="Exit 0 even when there are findings.")
+    p.add_argument("--baseline", type=_file, metavar="FILE", help="Report only findings that are not in this baseline file.")
+    p.add_argument("--write-baseline", type=_file, metavar="FILE",
+                   help="Write every current finding to this baseline file and exit 0.")
+    _target_option(p, "Check against this HIP release (default: newest known).")
+    p.add_argument("-o", "--output", type=_file, metavar="FILE", help="Write the report to this file instead of standard output.")
+    _jobs_option(p)
+    _no_cache_option(p)
+
+    p = _command(sub, estimate, "PATH...")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="Files and folders a port would cover.")
+    p.add_argument("--format", choices=["text", "json", "markdown"], default="text",
+                   help="text: the estimate explained; json: report.json; markdown: report.md (default: text).")
+    p.add_argument("--calibrate", type=_file, metavar="CSV",
+                   help="Fit the rates to past ports: a CSV with `hours` and counts (references, trivial, low, "
+                        "medium, high, kernels, build_files), by non-negative least squares.")
+    _target_option(p, "Estimate for this HIP release (default: newest known).")
+    _libs_option(p)
+    p.add_argument("-o", "--output", type=_file, metavar="FILE", help="Write the estimate to this file instead of standard output.")
+    _jobs_option(p)
+    _no_cache_option(p, " (port's)")
+
+    p = _command(sub, rules, "[KEY]")
+    p.add_argument("key", nargs="?", metavar="KEY", help="A rule code, rule name or category.")
+    p.add_argument("--mappings", action="store_true", help="Count the CUDA names the mapping tables support, per library.")
+    _target_option(p, "With --mappings: count for this HIP release.")
+    p.add_argument("--libs", choices=["hip", "roc"], default="hip", help="With --mappings: hip* or roc* library names (default: hip).")
+
+    p = _command(sub, verify, "OUT")
+    p.add_argument("out", type=_existing, metavar="OUT", help="The ported tree (hipport port's -o folder).")
+    p.add_argument("--offload-arch", default="gfx90a", metavar="GFX",
+                   help="The AMD target to compile for (Debian's HIP 5.2 accepts up to gfx90a; default: gfx90a).")
+    p.add_argument("-I", "--include", action="append", default=[], type=_folder, metavar="DIR",
+                   help="An include folder, besides those the build files name (repeatable).")
+    p.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="A macro definition (repeatable).")
+    _jobs_option(p, 0, "Parallel compiles (default: one per core).")
+    p.add_argument("--headers", action="store_true", help="Also compile each header (.cuh, .h, .hpp) on its own.")
+    p.add_argument("--strict", action="store_true", help="A library header that is not installed counts as a failure.")
+    p.add_argument("--hipcc", type=_file, metavar="PATH",
+                   help="The hipcc to use (default: $HIPPORT_HIPCC, PATH, /usr/bin, /opt/rocm/bin).")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="Output format (default: text).")
+    return top
 
 
 def main(argv: list[str] | None = None) -> None:
+    top = parser()
     try:
-        cli.main(args=argv, prog_name="hipport", standalone_mode=False)
+        args, extra = top.parse_known_args(argv)
+        if not hasattr(args, "func"):
+            top.print_help(sys.stderr)  # no command: what there is, and a usage error's status
+            sys.exit(EXIT_USAGE)
+        if extra:  # said by the command's parser, whose usage it is
+            args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.func(args)
     except BrokenPipeError:
         # The reader went away (`hipport port --diff x | head`): not an error of ours.
         sys.stderr.close()
         os._exit(0)
-    except click.exceptions.Abort:
-        click.echo("hipport: interrupted", err=True)
+    except KeyboardInterrupt:
+        echo("hipport: interrupted", err=True)
         sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(2)
     except HipportError as exc:
-        click.echo(f"hipport: error: {exc}", err=True)
+        echo(f"hipport: error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except OSError as exc:
-        click.echo(f"hipport: error: {exc}", err=True)
+        echo(f"hipport: error: {exc}", err=True)
         sys.exit(2)

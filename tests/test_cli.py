@@ -843,3 +843,26 @@ def test_comments_and_literals_are_byte_identical(tmp_path, capsysbinary):
     assert out.count(b"#include <cuda_runtime.h>") == 3
     assert out.count(b"#include <hip/hip_runtime.h>") == 1
     assert out.count(b"\n") == MENTIONS.count(b"\n")
+
+
+def test_usage_errors_name_the_command_and_where_help_is(tmp_path, capsys):
+    src = make_tree(tmp_path / "proj")
+    for args, says in ((["port", src, "-o", tmp_path / "out", "--no-such-option"], "unrecognized arguments: --no-such-option"),
+                       (["port", src, "-o", tmp_path / "out", "-j", "-1"], "-1 is below 0"),
+                       (["check", src, "--baseline", src], "is a folder, not a file"),
+                       (["verify", tmp_path / "nothere"], "does not exist")):
+        assert hipport(*args) == 2
+        err = capsys.readouterr().err
+        command = args[0]
+        assert err.startswith(f"Usage: hipport {command} [OPTIONS]"), err
+        assert f"Try 'hipport {command} --help' for help." in err and f"hipport {command}: error:" in err
+        assert says in err
+    assert not (tmp_path / "out").exists()
+    assert hipport() == 2 and "Usage: hipport [OPTIONS] COMMAND" in capsys.readouterr().err
+
+
+def test_rename_and_keep_names_the_last_one_wins(tmp_path):
+    src = make_tree(tmp_path / "proj")
+    assert hipport("port", src, "-o", tmp_path / "a", "--keep-names", "--rename") == 0
+    assert hipport("port", src, "-o", tmp_path / "b", "--rename", "--keep-names") == 0
+    assert list((tmp_path / "a").rglob("*.hip")) and not list((tmp_path / "b").rglob("*.hip"))
