@@ -41,3 +41,22 @@ def any_case(*words: bytes) -> tuple[bytes, ...]:
                                                  for c in word)):
             out[b"".join(spelling)] = None
     return tuple(out)
+
+
+def leftmost_matches(patterns, data: bytes) -> list[re.Match[bytes]]:
+    """The matches `finditer` of the alternation of `patterns` (in that order) finds: the
+    leftmost, the first pattern on a tie, then on from its end. Each pattern is searched on
+    its own, so that one opening with a literal is searched fast. No pattern may match empty."""
+    out: list[re.Match[bytes]] = []
+    pending = [p.search(data) for p in patterns]  # each pattern's next match
+    while True:
+        best = None
+        for m in pending:
+            if m is not None and (best is None or m.start() < best.start()):
+                best = m
+        if best is None:
+            return out
+        out.append(best)
+        pos = best.end()
+        pending = [m if m is None or m.start() >= pos else p.search(data, pos)
+                   for p, m in zip(patterns, pending)]

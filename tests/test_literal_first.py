@@ -2,6 +2,8 @@
 the `\\b`-led alternations they replace found: whole words, with the same spellings around."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hipport.check import check_source
 from hipport.config import Settings
@@ -38,3 +40,31 @@ CG = b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__gl
 ])
 def test_literal_first_patterns_find_whole_words(name, text, code, want):
     assert flagged(name, text, code) == want
+
+
+
+_PIECES = [b"cudaDeviceProp", b"hipDeviceProp_t", b"CUdevprop", b"cudaDevice", b" ", b"const", b"*", b"&",
+           b"x", b";", b"_", b"(", b"\n", b"a1", b"ab", b"b"]
+
+
+def _spans(matches) -> list[tuple[int, int, bytes]]:
+    return [(m.start(), m.end(), m.group()) for m in matches]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30))
+def test_leftmost_matches_are_the_alternations(pieces):
+    """patterns.leftmost_matches over per-literal patterns finds what finditer over their
+    alternation finds, even where one pattern's match starts inside another's."""
+    import re
+
+    from hipport.patterns import leftmost_matches
+    from hipport.rules.arch_macro import _PROP_DECLS, _PROP_TYPES
+
+    data = b"".join(pieces)
+    tail = rb"\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]"
+    alternation = re.compile(b"(?:" + b"|".join(_PROP_TYPES) + rb")" + tail)
+    assert _spans(leftmost_matches(_PROP_DECLS, data)) == _spans(alternation.finditer(data))
+    # a tie goes to the first pattern, as in an alternation
+    words = [re.compile(rb"ab"), re.compile(rb"a\w"), re.compile(rb"b")]
+    assert _spans(leftmost_matches(words, data)) == _spans(re.compile(rb"ab|a\w|b").finditer(data))

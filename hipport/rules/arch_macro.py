@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from hipport.patterns import leftmost_matches
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import (
@@ -35,8 +36,9 @@ CAPABILITY_NAMES = {
 }
 # Device-property objects: declared with one of these types, or returned by these calls.
 _PROP_TYPES = (b"cudaDeviceProp", b"hipDeviceProp_t", b"CUdevprop")
-_PROP_DECL = re.compile(
-    b"(?:" + b"|".join(_PROP_TYPES) + rb")\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]")
+# One pattern per type, each opening with it (see patterns.leftmost_matches).
+_PROP_DECLS = tuple(re.compile(re.escape(t) + rb"\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]")
+                    for t in _PROP_TYPES)
 _PROP_AUTO = re.compile(
     rb"\bauto\s*[*&]*\s*([A-Za-z_]\w*)\s*=\s*[\w:]*get(?:Current)?DeviceProperties\s*\(")
 _PROP_CALL_MEMBER = re.compile(
@@ -245,11 +247,9 @@ def _member_pattern(name: bytes) -> re.Pattern[bytes]:
 
 
 def _prop_objects(data: bytes) -> set[bytes]:
-    """Names of the device-property objects the file declares. The regexes start with an
-    alternation, which re cannot search for quickly: a substring test skips most files."""
-    props = set()
-    if any(t in data for t in _PROP_TYPES):
-        props.update(m.group(1) for m in _PROP_DECL.finditer(data))
+    """Names of the device-property objects the file declares. _PROP_AUTO starts with `\b`,
+    which re cannot search for quickly: a substring test skips most files."""
+    props = {m.group(1) for m in leftmost_matches(_PROP_DECLS, data)}
     if b"DeviceProperties" in data:
         props.update(m.group(1) for m in _PROP_AUTO.finditer(data))
     props.discard(b"const")
