@@ -179,6 +179,36 @@ def test_substrings_without_the_scanner(monkeypatch):
     monkeypatch.setattr(lexer, "_scan", None)
     assert lexer.Substrings(WORDS).found(b"x texture <<< a") == [0, 1, 2, 3, 4, 5]
     assert lexer.Substrings(()).found(b"tex") == []
+    # each place once, with the first word (in the table's order) that starts there
+    assert lexer.Substrings(WORDS).at(b"x texture <<< ab") == [(2, 5), (10, 12), (11, 13), (14, 15)]
+
+
+def _places(words, data):
+    """Substrings.at's answer, from first principles: per start, the first word there."""
+    out = []
+    for i in range(len(data)):
+        for w in words:
+            if data.startswith(w, i):
+                out.append((i, i + len(w)))
+                break
+    return out
+
+
+@needs_scanner
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([b"t", b"e", b"x", b"<", b"a", b"b", b"\x00", b"\xff", b"\xfe", b"y",
+                                 b"z", b"texture", b" "]), max_size=30).map(b"".join))
+def test_substring_places_in_c_as_by_startswith(data):
+    assert lexer.Substrings(WORDS).at(data) == _places(WORDS, data)
+
+
+@given(st.lists(st.sampled_from([b"t", b"e", b"x", b"<", b"a", b"b", b"\x00", b"y", b"texture", b" "]),
+                max_size=30).map(b"".join))
+def test_substring_places_without_the_scanner(data):
+    import unittest.mock
+
+    with unittest.mock.patch.object(lexer, "_scan", None):
+        assert lexer.Substrings(WORDS).at(data) == _places(WORDS, data)
 
 
 @needs_scanner

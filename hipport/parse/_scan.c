@@ -20,6 +20,9 @@
  * words_table(words) -> capsule; words_found(data, table) -> [i, ...]: the indices of the
  * `words` (a tuple of non-empty bytes) that occur anywhere in `data`, in one pass
  * (analysis._Plan's rule triggers; without this module, a `word in data` test each).
+ * words_at(data, table) -> [(start, end), ...]: every place where one of the words starts
+ * (overlapping places too), in order, each with the end of the first word (by index) that
+ * starts there (the rules' name searches, _syntax.occurrences).
  *
  * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
  * stays the reference (and the fallback where this module is not built), and the test suite
@@ -690,11 +693,44 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
     return out;
 }
 
+static PyObject *words_at(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    PyObject *capsule;
+    if (!PyArg_ParseTuple(args, "y*O", &buf, &capsule))
+        return NULL;
+    Words *t = PyCapsule_GetPointer(capsule, "hipport.words");
+    PyObject *out = t == NULL ? NULL : PyList_New(0);
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len;
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        unsigned b1 = i + 1 < n ? d[i + 1] : 0;
+        unsigned key = (unsigned)d[i] << 8 | b1;
+        if (!(t->pairs[key >> 3] & (1u << (key & 7))))
+            continue;
+        /* `order` keeps the words of one first byte by index: the first match is the lowest */
+        for (Py_ssize_t k = t->first[d[i]]; k < t->first[d[i] + 1]; k++) {
+            Py_ssize_t j = t->order[k];
+            Py_ssize_t len = t->len[j];
+            if ((len > 1 && t->word[j][1] != b1) || len > n - i || memcmp(t->word[j], d + i, (size_t)len) != 0)
+                continue;
+            PyObject *span = Py_BuildValue("(nn)", i, i + len);
+            if (span == NULL || PyList_Append(out, span) < 0)
+                Py_CLEAR(out);
+            Py_XDECREF(span);
+            break;
+        }
+    }
+    PyBuffer_Release(&buf);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
     {"line_starts", line_starts, METH_O, "line_starts(data) -> offsets where each line starts"},
     {"words_table", words_table, METH_O, "words_table(words) -> table for words_found"},
     {"words_found", words_found, METH_VARARGS, "words_found(data, table) -> indices of the words in data"},
+    {"words_at", words_at, METH_VARARGS, "words_at(data, table) -> [(start, end)] of the words in data"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -212,6 +212,19 @@ class Substrings:
             return _scan.words_found(data, self._table)
         return [i for i, w in enumerate(self.words) if w in data]
 
+    def at(self, data: bytes) -> list[tuple[int, int]]:
+        """(start, end) of every place where one of the words starts, overlapping places
+        included, in order; the end is that of the first word (in `words`) found there."""
+        if self._table is not None:
+            return _scan.words_at(data, self._table)
+        ends: dict[int, int] = {}
+        for w in self.words:
+            at = data.find(w)
+            while at >= 0:
+                ends.setdefault(at, at + len(w))
+                at = data.find(w, at + 1)
+        return sorted(ends.items())
+
 
 class Lexer:
     """Built once per set of candidate prefixes (they come from the mapping tables)."""

@@ -45,7 +45,7 @@ Tree access (tree-sitter-cuda)
     text(node) -> str               node's source text (utf-8, errors replaced)
 
 Nodes by name (the text is searched first; the file is parsed only when a name occurs)
-    words_patterns(words)           -> patterns matching wherever one of `words` starts
+    words_finder(words)             -> what finds wherever one of `words` starts
     nodes_at(ctx, words, patterns)  -> the smallest node around each occurrence
     calls_named(ctx, names, ...)    -> call expressions whose call_name() is in `names`
     nodes_named(ctx, names, ...)    -> leaf nodes (of given types) whose text is in `names`
@@ -80,7 +80,7 @@ from typing import Callable, Iterable, NamedTuple
 import tree_sitter
 
 from hipport.parse import tree as ts
-from hipport.parse.lexer import logical_end
+from hipport.parse.lexer import Substrings, logical_end
 from hipport.patterns import by_common_start, word_start
 from hipport.rewrite.calls import split_top_level
 
@@ -89,7 +89,7 @@ __all__ = [
     "cuda_excluded", "device_function_at", "device_functions", "device_pass_only", "eval_int",
     "hip_excluded", "host_pass_only", "in_device_code", "int_constants", "is_template_call", "live",
     "live_includes", "live_nodes", "macro_bodies", "memo", "nodes", "qualifier_macros", "relevant",
-    "relevant_nodes", "SharedDecl", "shared_declarations", "text", "walk", "words_patterns",
+    "relevant_nodes", "SharedDecl", "shared_declarations", "text", "walk", "words_finder",
     "nodes_at", "calls_named", "nodes_named", "occurrences", "LAUNCH_OPEN",
     "shared_declarator_texts",
 ]
@@ -1002,12 +1002,9 @@ def in_device_code(ctx, offset: int) -> bool:
 LAUNCH_OPEN = re.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]*<")
 
 
-def words_patterns(words) -> tuple[re.Pattern[bytes], ...]:
-    """Patterns that together match wherever one of `words` (str) starts. One per pair of
-    leading characters, each opening with its words' common prefix: re scans for a leading
-    literal far faster than it tries an alternation at every byte."""
-    return tuple(re.compile(re.escape(head) + b"(?:" + rest + b")")
-                 for head, rest in by_common_start(sorted(words)))
+def words_finder(words) -> Substrings:
+    """What finds wherever one of `words` (str) starts, in one pass in C (see occurrences)."""
+    return Substrings(w.encode() for w in sorted(words))
 
 
 def whole_word_patterns(names) -> tuple[re.Pattern[bytes], ...]:
@@ -1025,7 +1022,11 @@ def code_word_matches(ctx, patterns) -> list[re.Match[bytes]]:
 
 def occurrences(data: bytes, words, patterns):
     """(start, end) of every place where one of `words` starts (overlaps included), found
-    with `patterns` (words_patterns(words)) or, for a few words, one by one."""
+    with `patterns`: words_finder(words), or regexes (each place a match starts, with the end
+    of the match there); or, for a few words, one by one."""
+    if isinstance(patterns, Substrings):
+        yield from patterns.at(data)
+        return
     for pattern in patterns or ():
         m = pattern.search(data)
         while m is not None:

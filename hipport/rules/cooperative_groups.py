@@ -51,9 +51,9 @@ _USING = re.compile(sx.word_start(b"using") + rb"\s+namespace\s+(?:::\s*)?cooper
 _MEMBER = re.compile(rb"(meta_group_(?:rank|size))\s*\(")
 _CG_USED = re.compile(rb"cooperative_groups")
 _SYNC = frozenset({"sync"})
-_SYNC_WORDS = sx.words_patterns(_SYNC)
+_SYNC_WORDS = sx.words_finder(_SYNC)
 _THIS_GRID = frozenset({"this_grid", "this_multi_grid"})
-_THIS_GRID_WORDS = sx.words_patterns(_THIS_GRID)
+_THIS_GRID_WORDS = sx.words_finder(_THIS_GRID)
 
 
 def _namespaces(ctx) -> tuple[set[bytes], bool]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import sys
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -59,8 +58,9 @@ def _runtime_fix(name: str) -> str:
     return "query this on the host before the launch and pass the value to the kernel."
 
 
-def _found(patterns, data: bytes, start: int = 0, end: int = sys.maxsize) -> bool:
-    return any(p.search(data, start, end) for p in patterns)
+def _found(finder, data: bytes, start: int = 0, end: int | None = None) -> bool:
+    """Whether one of a words_finder's words is in data[start:end]."""
+    return bool(finder.found(data if start == 0 and end is None else data[start:end]))
 
 
 def _merged(*calls: list) -> list:
@@ -71,9 +71,9 @@ def _merged(*calls: list) -> list:
 # ------------------------------------------------------------------ what the rules look for
 
 _ALL = LAUNCH_APIS | RUNTIME_APIS
-_ALL_WORDS = sx.words_patterns(_ALL)
-_LAUNCH_WORDS = sx.words_patterns(LAUNCH_APIS)
-_RUNTIME_WORDS = sx.words_patterns(RUNTIME_APIS)
+_ALL_WORDS = sx.words_finder(_ALL)
+_LAUNCH_WORDS = sx.words_finder(LAUNCH_APIS)
+_RUNTIME_WORDS = sx.words_finder(RUNTIME_APIS)
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 
 

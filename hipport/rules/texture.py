@@ -39,17 +39,17 @@ _REF_FIX = ("Use a texture object: create it with hipCreateTextureObject (hipRes
 
 
 _FETCH_NAMES = TEX_FETCHES | SURF_FUNCS
-_FETCH_WORDS = sx.words_patterns(_FETCH_NAMES)
+_FETCH_WORDS = sx.words_finder(_FETCH_NAMES)
 _LEGACY_NAMES = frozenset({"texture", "surface"})
 # Only the whole word, and only where a template argument list may follow (spaces, a line
 # continuation, a comment or a directive in between): prose about textures and longer names
 # (`GL_ARB_texture /* ... */`) are skipped before any tree lookup.
 _LEGACY_WORDS = tuple(re.compile(sx.word_start(word) + rb"(?=[\s\\\x80-\xff]*[<#/])")
                       for word in (b"texture", b"surface"))
-_REFERENCE_WORDS = sx.words_patterns(REFERENCE_TYPES)
-_BIND_WORDS = sx.words_patterns(BIND_APIS)
-_OBJECT_WORDS = sx.words_patterns(OBJECT_TYPES)
-_CREATE_WORDS = sx.words_patterns(OBJECT_CREATE)
+_REFERENCE_WORDS = sx.words_finder(REFERENCE_TYPES)
+_BIND_WORDS = sx.words_finder(BIND_APIS)
+_OBJECT_WORDS = sx.words_finder(OBJECT_TYPES)
+_CREATE_WORDS = sx.words_finder(OBJECT_CREATE)
 
 
 def _legacy_templates(ctx) -> list:
