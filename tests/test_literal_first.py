@@ -68,3 +68,19 @@ def test_leftmost_matches_are_the_alternations(pieces):
     # a tie goes to the first pattern, as in an alternation
     words = [re.compile(rb"ab"), re.compile(rb"a\w"), re.compile(rb"b")]
     assert _spans(leftmost_matches(words, data)) == _spans(re.compile(rb"ab|a\w|b").finditer(data))
+
+
+_LINK_PIECES = [b"-l", b"lib", b"cutensor", b"nvjpeg", b"nvjpeg2k", b"nppc", b"nppial", b"nvcomp_x", b"cufile",
+                b"cufile_rdma", b"CUDA::", b"cublas", b"find_package", b"FIND_PACKAGE", b"Find_Package",
+                b"(", b" ", b"-", b".", b"x", b"2k", b"\n", b"$", b"nv", b"cu", b"np"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_LINK_PIECES), max_size=25))
+def test_link_parts_match_as_the_link_alternation(pieces):
+    from hipport.patterns import leftmost_matches
+    from hipport.rules.cuda_only_library import _LINK, _LINK_PARTS
+
+    data = b"".join(pieces)
+    found = [(m.start(), m.end(), m.lastgroup) for m in leftmost_matches(_LINK_PARTS, data)]
+    assert found == [(m.start(), m.end(), m.lastgroup) for m in _LINK.finditer(data)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import io
 import re
 import tokenize
@@ -20,7 +21,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Iterator
 
-from hipport.patterns import word_start
+from hipport.patterns import leftmost_matches, word_start
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -230,16 +231,21 @@ def _comments(ctx) -> tuple[list[tuple[int, int]], list[int]]:
     return sx.memo(ctx, "build_flags.comments", compute)
 
 
-def build_matches(ctx, pattern: re.Pattern[bytes]) -> Iterator[tuple[int, int, bytes]]:
+def build_matches(ctx, pattern) -> Iterator[tuple[int, int, bytes]]:
     """(start, end, text) of each match of `pattern` in what counts as build text: outside
-    comments for build files, inside string literals for Python."""
+    comments for build files, inside string literals for Python. `pattern`: a compiled regex,
+    or a tuple of them matched as their alternation (patterns.leftmost_matches)."""
+    if isinstance(pattern, re.Pattern):
+        find = pattern.finditer
+    else:
+        find = functools.partial(leftmost_matches, pattern)
     if ctx.kind in ("setup.py", "python"):
         for base, raw in sx.memo(ctx, "build_flags.build_strings", _python_build_strings):
-            for m in pattern.finditer(raw):
+            for m in find(raw):
                 yield base + m.start(), base + m.end(), m.group()
         return
     spans, starts = _comments(ctx)
-    for m in pattern.finditer(ctx.data):
+    for m in find(ctx.data):
         i = bisect.bisect_right(starts, m.start()) - 1
         if i >= 0 and m.start() < spans[i][1]:
             continue

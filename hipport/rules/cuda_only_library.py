@@ -244,6 +244,28 @@ def _link_pattern() -> re.Pattern[bytes]:
 
 
 _LINK = _link_pattern()
+
+
+def _link_parts() -> tuple[re.Pattern[bytes], ...]:
+    """_LINK's matches, as patterns that each open with a literal and are searched as their
+    alternation (patterns.leftmost_matches): a name after `-l`, after `lib`, or bare (a
+    pattern per two leading letters of the names), an imported target, a find_package. No two
+    open with the same byte, so each is _LINK where its first byte is; the names keep their
+    order. (_LINK, led by a lookbehind, is tried at every byte.)"""
+    links = [link for lib in LIBRARIES for link in lib.links]
+    by_head: dict[str, list[str]] = {}
+    for link in links:
+        by_head.setdefault(link[:2], []).append(link[2:])
+    not_after, end = r"[\w.$(-]", r"(?![\w-])"
+    parts = [lead + rf"(?<!{not_after}{lead})(?P<name>{'|'.join(links)}){end}" for lead in ("-l", "lib")]
+    parts += [rf"(?P<name>{head}(?<!{not_after}{head})(?:{'|'.join(rest)})){end}" for head, rest in by_head.items()]
+    parts += [r"CUDA::(?<!\wCUDA::)(?P<target>\w+)", r"[fF](?<!\w[fF])(?i:ind_package)\s*\(\s*(?P<package>\w+)"]
+    if any(not re.match(r"[a-z]{2}", head) for head in by_head):
+        raise ValueError("link names must open with two letters")
+    return tuple(re.compile(part.encode()) for part in parts)
+
+
+_LINK_PARTS = _link_parts()
 # CMake's FindCUDAToolkit imported targets of NVIDIA-only libraries.
 _CMAKE_TARGETS = ((r"nvjpeg", "nvJPEG"), (r"npp\w+", "NPP"),
                   (r"cuFile\w*", "cuFile (GPUDirect Storage)"), (r"nvml", "NVML"))
@@ -283,7 +305,7 @@ def cuda_only_library_link(ctx):
     Link the ROCm counterpart once the code is ported (migraphx for TensorRT, hiptensor for
     cuTENSOR, rocjpeg for nvJPEG, ...), or make the dependency optional for NVIDIA builds.
     """
-    for start, end, text in build_matches(ctx, _LINK):
+    for start, end, text in build_matches(ctx, _LINK_PARTS):
         m = _LINK.fullmatch(text)
         if m is None:
             continue
