@@ -530,3 +530,23 @@ def test_build_files_are_not_lexed_as_c():
     assert "lexed" not in ctx.__dict__
     source = context_for(b"#include <cuda_runtime.h>\n", "a.cu", "cuda", Settings())
     assert "lexed" in source.__dict__  # sources are lexed up front: a failure there is the file's
+
+
+@pytest.mark.parametrize("data, commands, comments", [
+    (b"\xef\xbb\xbfproject(x CUDA) # c\n", [("project", 3, 17, [b"x", b"CUDA"], b"")], [(19, 22)]),
+    # quoted (an escaped quote inside), bracket argument, bracket comment inside the arguments
+    (b'set(A "b\\"c" [=[x]]y]=] #[[in\nside]] d)\n', [("set", 0, 38, [b"A", b'b\\"c', b"x]]y", b"d"], b"")], [(24, 36)]),
+    # a name starts after a digit; a newline before `(` makes no command; `\` before a newline
+    # starts no argument
+    (b"1abc(x)\nfoo\n(bar) baz (q\\\n r)", [("abc", 1, 6, [b"x"], b""), ("baz", 18, 28, [b"q", b"r"], b"")], []),
+    (b"  if (A) # x\n  endif()\n", [("if", 2, 7, [b"A"], b"  "), ("endif", 15, 21, [], b"  ")], [(9, 12)]),
+    (b'set(x "unterminated', [], []),  # nothing after an unterminated command is a command
+    (b"f(a (b c) d)e(f)", [("f", 0, 11, [b"a", b"b", b"c", b"d"], b""), ("e", 12, 15, [b"f"], b"")], []),
+    (b"x.y(z)", [("y", 2, 5, [b"z"], b"")], []),
+])
+def test_cmake_parse(data, commands, comments):
+    from hipport.rewrite.cmake import parse
+
+    got, got_comments = parse(data)
+    assert [(c.name, c.start, c.close, [a.text for a in c.args], c.indent) for c in got] == commands
+    assert got_comments == comments

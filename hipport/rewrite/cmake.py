@@ -43,47 +43,34 @@ class Command(NamedTuple):
     indent: bytes  # the spaces before the name on its line
 
 
-_SPACE = b" \t\r\n"
-_SPACES = re.compile(rb"[ \t\r\n]+")
 _BRACKET_OPEN = re.compile(rb"\[(=*)\[")
-_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _UNQUOTED = re.compile(rb'(?:[^\s()#"\\]|\\.)+')  # CMake: `#` always ends an unquoted argument
+# Between commands only comments and command names matter; a name is a command when `(`
+# follows it (spaces and tabs between).
+_TOP_STEP = re.compile(rb"#|([A-Za-z_][A-Za-z0-9_]*)[ \t]*(\()?")
 
 
 def parse(data: bytes) -> tuple[list[Command], list[tuple[int, int]]]:
     """The commands of a CMake file and its comments (start, end)."""
     commands: list[Command] = []
     comments: list[tuple[int, int]] = []
-    n, i = len(data), 0
-    while i < n:
-        c = data[i : i + 1]
-        if c in _SPACE:
-            i = _SPACES.match(data, i).end()
+    i = 0
+    while (m := _TOP_STEP.search(data, i)) is not None:
+        start = m.start()
+        if m.group(1) is None:  # `#`
+            i = _comment(data, start, comments)
             continue
-        if c == b"\xef" and i == 0:
-            i += 3 if data.startswith(b"\xef\xbb\xbf") else 1
-            continue
-        if c == b"#":
-            i = _comment(data, i, comments)
-            continue
-        m = _IDENT.match(data, i)
-        if m is None:
-            i += 1
-            continue
-        j = m.end()
-        while j < n and data[j] in b" \t":
-            j += 1
-        if data[j : j + 1] != b"(":
+        if m.group(2) is None:
             i = m.end()
             continue
-        args, close = _arguments(data, j + 1, comments)
+        args, close = _arguments(data, m.end(), comments)
         if close >= len(data):
             break  # an unterminated command: nothing after it is a command either
-        line_start = data.rfind(b"\n", 0, i) + 1
-        indent = data[line_start:i]
+        line_start = data.rfind(b"\n", 0, start) + 1
+        indent = data[line_start:start]
         if indent.strip(b" \t"):
             indent = b""
-        commands.append(Command(m.group().decode().lower(), i, close, args, indent))
+        commands.append(tuple.__new__(Command, (m.group(1).decode().lower(), start, close, args, indent)))
         i = close + 1
     return commands, comments
 
@@ -100,26 +87,27 @@ def _comment(data: bytes, i: int, comments: list) -> int:
     return end
 
 
-# One step of an argument list, told by its first byte: spaces, `#`, a parenthesis, a quote,
-# a bracket argument's opening, or an unquoted argument (which may start with `[`).
-_ARG_STEP = re.compile(rb'[ \t\r\n]+|[#()"]|\[=*\[|' + _UNQUOTED.pattern)
+# One step of an argument list after any spaces, told by its first byte: `#`, a parenthesis,
+# a quote, a bracket argument's opening, or an unquoted argument (which may start with `[`).
+_ARG_STEP = re.compile(rb'[ \t\r\n]*([#()"]|\[=*\[|' + _UNQUOTED.pattern + rb")")
+_SPACES = re.compile(rb"[ \t\r\n]*")
 _QUOTED_BODY = re.compile(rb'(?:[^"\\]|\\[\s\S])*')
 
 
 def _arguments(data: bytes, i: int, comments: list) -> tuple[list[Arg], int]:
     """The arguments of a command from just past its `(`, and the offset of its `)` (the
-    data's length when it does not close). A step per token, not per byte."""
+    data's length when it does not close). A step per argument, not per byte."""
     args: list[Arg] = []
     depth, n = 0, len(data)
+    new = tuple.__new__  # Arg(...) without the NamedTuple's Python-level __new__: a call per argument
     while i < n:
         m = _ARG_STEP.match(data, i)
-        if m is None:  # a byte no argument starts with (`\` before a newline, a form feed)
-            i += 1
+        if m is None:  # spaces, then the end or a byte no argument starts with (`\` before a newline, a form feed)
+            i = _SPACES.match(data, i).end() + 1
             continue
+        i = m.start(1)
         c = data[i]
-        if c in _SPACE:
-            i = m.end()
-        elif c == 0x23:  # #
+        if c == 0x23:  # #
             i = _comment(data, i, comments)
         elif c == 0x28:  # (
             depth += 1
@@ -133,15 +121,15 @@ def _arguments(data: bytes, i: int, comments: list) -> tuple[list[Arg], int]:
             j = _QUOTED_BODY.match(data, i + 1).end()
             if j < n and data[j] != 0x22:
                 j = n + 1  # a backslash as the data's last byte escapes past its end
-            args.append(Arg(i, min(j + 1, n), True, data[i + 1 : j]))
+            args.append(new(Arg, (i, min(j + 1, n), True, data[i + 1 : j])))
             i = j + 1
         elif c == 0x5B and (b := _BRACKET_OPEN.match(data, i)):  # [
             close = data.find(b"]" + b.group(1) + b"]", b.end())
             end = n if close < 0 else close + len(b.group(1)) + 2
-            args.append(Arg(i, end, True, data[b.end() : max(b.end(), end - len(b.group(1)) - 2)]))
+            args.append(new(Arg, (i, end, True, data[b.end() : max(b.end(), end - len(b.group(1)) - 2)])))
             i = end
         else:
-            args.append(Arg(i, m.end(), False, m.group()))
+            args.append(new(Arg, (i, m.end(), False, m.group(1))))
             i = m.end()
     return args, n
 
