@@ -37,6 +37,7 @@ typedef struct {
     Py_ssize_t n;
     PyObject *prefixes; /* tuple of bytes */
     Py_ssize_t nprefixes;
+    unsigned char pairs[8192]; /* bit (b0 << 8 | b1): some prefix starts with b0 b1 (any b1 for one byte) */
     PyObject *braces;     /* offsets of `{` and `}` in code outside directive lines */
     Py_ssize_t dir_end;   /* where the last directive line ends (continuations included) */
     Py_ssize_t *cstart, *cend, ncomments, ccap; /* the comments so far, in order */
@@ -62,6 +63,9 @@ static inline int is_plain(unsigned char c) {
 static int starts_with_prefix(const Scan *s, Py_ssize_t i) {
     Py_ssize_t lo = 0, hi = s->nprefixes, rest = s->n - i;
     const unsigned char *t = s->d + i;
+    unsigned key = (unsigned)t[0] << 8 | (rest > 1 ? t[1] : 0u);
+    if (!(s->pairs[key >> 3] & (1u << (key & 7))))
+        return 0; /* most words: no prefix starts with their first two bytes */
     while (lo < hi) { /* first prefix > text */
         Py_ssize_t mid = (lo + hi) / 2;
         PyObject *p = PyTuple_GET_ITEM(s->prefixes, mid);
@@ -443,8 +447,17 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         }
     }
     PyObject *braces = PyList_New(0), *words = PyList_New(0), *contexts = PyDict_New();
-    Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, PyTuple_GET_SIZE(prefixes), braces, -1,
+    Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, PyTuple_GET_SIZE(prefixes), {0}, braces, -1,
               NULL, NULL, 0, 0};
+    for (Py_ssize_t k = 0; k < s.nprefixes; k++) {
+        PyObject *p = PyTuple_GET_ITEM(prefixes, k);
+        const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(p);
+        Py_ssize_t len = PyBytes_GET_SIZE(p);
+        for (unsigned b1 = len == 1 ? 0 : b[1]; len > 0 && b1 < (len == 1 ? 256u : b[1] + 1u); b1++) {
+            unsigned key = (unsigned)b[0] << 8 | b1;
+            s.pairs[key >> 3] |= (unsigned char)(1u << (key & 7));
+        }
+    }
     PyTypeObject *tt = (PyTypeObject *)token_type;
     PyObject *ids = PyList_New(0), *comments = PyList_New(0), *strings = PyList_New(0),
              *directives = PyList_New(0);
