@@ -32,6 +32,9 @@ def same_as_reference(lex: Lexer, data: bytes) -> bool:
     ids, comments, strings, raw, braces, words, contexts = scanned(lex, data)
     if (ids, comments, strings, raw) != lex.regex_scan(data) or words != [t.text.decode() for t in ids]:
         return False
+    records = lexer._scan.directive_records(data, raw, lexer.Directive)
+    if records != lexer._directives(data, raw) or any(type(r) is not lexer.Directive for r in records):
+        return False  # the records made in C are those lexer._directives makes
     reference = Lexed(data, ids, comments, strings, lex.lex(data).directives)  # nothing precomputed
     return braces == reference.code_braces() and contexts == {
         t.start: _find_context(reference, t.start, t.end) for t in ids}
@@ -77,7 +80,8 @@ PIECES = [b"/", b"*", b'"', b"'", b"\\", b"\n", b"\r", b"#", b"R", b"u", b"8", b
           b"\xef\xbb\xbf", b"\xff", b"\x00", b"include", b"define", b"if", b"endif", b"cudaMalloc",
           b"__global__", b"threadIdx", b"CU", b"cublas", b"R\"x(", b")x\"", b"\v", b"a" * 17,
           b"//", b"/*", b"*/", b"\\\n", b"\\\r\n", b"\r\n", b"u8\"", b"R\"(", b")\"", b"\n#", b"1'0",
-          b"{", b"}", b"#define", b"->", b"::", b"##", b">", b"-", b"cudaFree", b" " * 90]
+          b"{", b"}", b"#define", b"->", b"::", b"##", b">", b"-", b"cudaFree", b" " * 90,
+          b"\n#if X\n", b"\n#ifdef Y\n", b"\n#elif Z\n", b"\n#else\n", b"\n#endif\n", b"\r\n# ifndef W\r\n"]
 
 
 @needs_scanner
@@ -216,3 +220,18 @@ def test_substring_places_without_the_scanner(data):
 def test_substrings_table_takes_non_empty_bytes(words):
     with pytest.raises((ValueError, TypeError)):
         lexer.Substrings(words)
+
+
+@needs_scanner
+def test_directive_records_refuse_what_scan_never_makes():
+    with pytest.raises(TypeError):
+        lexer._scan.directive_records(b"#if X\n", [(0, 1, 3)], lexer.Directive)
+    with pytest.raises(ValueError):
+        lexer._scan.directive_records(b"#if X\n", [(0, 1, 99, -1, -1)], lexer.Directive)
+    with pytest.raises(TypeError):
+        lexer._scan.directive_records(b"#if X\n", [(0, 1, 3, -1, -1)], int)
+    records = lexer._scan.directive_records(b"#if X\n#else\n#endif\n#x\n", [(0, 1, 3, -1, -1), (5, 7, 11, -1, -1),
+                                                                         (11, 13, 18, -1, -1), (18, 20, 21, -1, -1)],
+                                            lexer.Directive)
+    assert [(r.start, r.end, r.name, r.branch) for r in records] == [
+        (0, 5, b"if", ((0, 0),)), (6, 11, b"else", ((0, 1),)), (12, 18, b"endif", ((0, 1),)), (19, 21, b"x", ())]

@@ -15,6 +15,9 @@
  *   words       each identifier's text as str (Lexed.words)
  *   contexts    {start: context} for each identifier, as names._context tells it (Lexed.contexts)
  *
+ * directive_records(data, directives, directive_type) -> [directive_type(start, end, name,
+ *     branch, path_start, path_end)]: lexer._directives in C, from scan()'s directive tuples.
+ *
  * line_starts(data) -> [0, and the offset after each newline]: source.Source's line index.
  *
  * words_table(words) -> capsule; words_found(data, table) -> [i, ...]: the indices of the
@@ -557,6 +560,122 @@ fail:
     return NULL;
 }
 
+/* The `#if` path of the open blocks, as lexer._directives keeps it: ((block, branch), ...). */
+static PyObject *branch_path(const Py_ssize_t *block, const Py_ssize_t *branch, Py_ssize_t depth) {
+    PyObject *path = PyTuple_New(depth);
+    for (Py_ssize_t k = 0; path != NULL && k < depth; k++) {
+        PyObject *pair = Py_BuildValue("(nn)", block[k], branch[k]);
+        if (pair == NULL)
+            Py_CLEAR(path);
+        else
+            PyTuple_SET_ITEM(path, k, pair);
+    }
+    return path;
+}
+
+static PyObject *directive_records(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    PyObject *raw, *dtype_obj;
+    if (!PyArg_ParseTuple(args, "y*O!O!", &buf, &PyList_Type, &raw, &PyType_Type, &dtype_obj))
+        return NULL;
+    PyTypeObject *dtype = (PyTypeObject *)dtype_obj;
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len, count = PyList_GET_SIZE(raw), depth = 0, next_block = 0;
+    Py_ssize_t *block = PyMem_Malloc(((size_t)count + 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *branch = PyMem_Malloc(((size_t)count + 1) * sizeof(Py_ssize_t));
+    PyObject *out = PyList_New(count), *path = PyTuple_New(0);
+    if (!PyType_IsSubtype(dtype, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "directive_type must be a tuple subclass (a NamedTuple)");
+        goto fail;
+    }
+    if (block == NULL || branch == NULL || out == NULL || path == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t r = 0; r < count; r++) {
+        PyObject *t = PyList_GET_ITEM(raw, r);
+        Py_ssize_t v[5];
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 5) {
+            PyErr_SetString(PyExc_TypeError, "directives must be 5-tuples of offsets");
+            goto fail;
+        }
+        for (int k = 0; k < 5; k++) {
+            v[k] = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, k));
+            if (v[k] == -1 && PyErr_Occurred())
+                goto fail;
+        }
+        Py_ssize_t start = v[0], ns = v[1], ne = v[2];
+        if (start < 0 || start > n || ns < 0 || ne < ns || ne > n) {
+            PyErr_SetString(PyExc_ValueError, "a directive's offsets lie outside the data");
+            goto fail;
+        }
+        if (start < n && d[start] == '\n')
+            start++;
+        const unsigned char *name = d + ns;
+        Py_ssize_t len = ne - ns;
+        PyObject *own = path; /* the path this directive records (a borrowed reference) */
+        int changed = 0;
+        if (name_is(name, len, "if") || name_is(name, len, "ifdef") || name_is(name, len, "ifndef")) {
+            block[depth] = next_block++;
+            branch[depth++] = 0;
+            changed = 1;
+        } else if (depth > 0 && (name_is(name, len, "elif") || name_is(name, len, "else") ||
+                                 name_is(name, len, "elifdef") || name_is(name, len, "elifndef"))) {
+            branch[depth - 1]++;
+            changed = 1;
+        } else if (depth > 0 && name_is(name, len, "endif")) {
+            depth--; /* the #endif itself is still inside its block: it records the path before */
+            changed = 2;
+        }
+        if (changed == 1) {
+            PyObject *next = branch_path(block, branch, depth);
+            if (next == NULL)
+                goto fail;
+            Py_SETREF(path, next);
+            own = path;
+        }
+        const unsigned char *nl = start < n ? memchr(d + start, '\n', (size_t)(n - start)) : NULL;
+        Py_ssize_t end = nl == NULL ? n : nl - d;
+        if (end > 0 && d[end - 1] == '\r')
+            end--;
+        PyObject *rec = dtype->tp_alloc(dtype, 6);
+        PyObject *a = PyLong_FromSsize_t(start), *b = PyLong_FromSsize_t(end);
+        PyObject *nm = PyBytes_FromStringAndSize((const char *)name, len);
+        PyObject *ps = PyLong_FromSsize_t(v[3]), *pe = PyLong_FromSsize_t(v[4]);
+        if (rec == NULL || a == NULL || b == NULL || nm == NULL || ps == NULL || pe == NULL) {
+            Py_XDECREF(rec); Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(nm); Py_XDECREF(ps); Py_XDECREF(pe);
+            goto fail;
+        }
+        Py_INCREF(own);
+        PyTuple_SET_ITEM(rec, 0, a);
+        PyTuple_SET_ITEM(rec, 1, b);
+        PyTuple_SET_ITEM(rec, 2, nm);
+        PyTuple_SET_ITEM(rec, 3, own);
+        PyTuple_SET_ITEM(rec, 4, ps);
+        PyTuple_SET_ITEM(rec, 5, pe);
+        PyList_SET_ITEM(out, r, rec);
+        if (changed == 2) {
+            PyObject *next = branch_path(block, branch, depth);
+            if (next == NULL)
+                goto fail;
+            Py_SETREF(path, next);
+        }
+    }
+    PyBuffer_Release(&buf);
+    PyMem_Free(block);
+    PyMem_Free(branch);
+    Py_DECREF(path);
+    return out;
+fail:
+    PyBuffer_Release(&buf);
+    PyMem_Free(block);
+    PyMem_Free(branch);
+    Py_XDECREF(path);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 /* line_starts(data) -> [0, offset after each newline, ...] (source.Source.line_starts). */
 static PyObject *line_starts(PyObject *self, PyObject *arg) {
     (void)self;
@@ -741,6 +860,8 @@ static PyObject *words_at(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
     {"line_starts", line_starts, METH_O, "line_starts(data) -> offsets where each line starts"},
+    {"directive_records", directive_records, METH_VARARGS,
+     "directive_records(data, directives, directive_type) -> the Directive records of scan()'s tuples"},
     {"words_table", words_table, METH_O, "words_table(words) -> table for words_found"},
     {"words_found", words_found, METH_VARARGS, "words_found(data, table) -> indices of the words in data"},
     {"words_at", words_at, METH_VARARGS, "words_at(data, table) -> [(start, end)] of the words in data"},

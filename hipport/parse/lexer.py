@@ -276,7 +276,8 @@ class Lexer:
             ids, comments, strings, raw = self.regex_scan(data)
             return Lexed(data, ids, comments, strings, _directives(data, raw))
         ids, comments, strings, raw, braces, words, contexts = _scan.scan(data, self._prefixes, Token)
-        out = Lexed(data, ids, comments, strings, _directives(data, raw), contexts, brace_offsets=braces)
+        directives = _scan.directive_records(data, raw, Directive)  # _directives, in C
+        out = Lexed(data, ids, comments, strings, directives, contexts, brace_offsets=braces)
         out.__dict__["words"] = words  # the cached_property's value, made by the scanner
         return out
 
