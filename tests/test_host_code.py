@@ -107,3 +107,14 @@ def test_certainly_host_is_never_device_code_by_the_tree():
 def test_only_calls_of_this_files_function_make_it_device_code(text, device):
     ctx = context_for(text, "t.cu", "cuda", Settings())
     assert (sx.device_function_at(ctx, text.index(b"MARK")) is not None) is device
+
+
+def test_a_host_method_four_callers_below_main_needs_no_tree():
+    """A launch in a class's method that main reaches through run, mainLoop and drawFrame (as
+    in cuda-samples' Vulkan interop samples): the callers are read up to four levels."""
+    text = (b"__global__ void k() {}\nclass App {\n public:\n  void run() { mainLoop(); }\n"
+            b"  void mainLoop() { while (1) { drawFrame(); } }\n  void drawFrame() { update(); }\n"
+            b"  void update() { k<<<1, 1>>>(); MARK; }\n};\nint main() { App a; a.run(); }\n")
+    ctx = context_for(text, "t.cu", "cuda", Settings())
+    assert certainly_host(ctx, text.index(b"MARK")) and "tree" not in ctx.__dict__
+    assert not sx.in_device_code(ctx, text.index(b"MARK"))

@@ -19,7 +19,7 @@ from hipport.parse.lexer import IS_SPACE_BYTE, IS_WORD_BYTE
 from hipport.rules import _syntax as sx
 
 _DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
-MAX_CALLERS_DEPTH = 2  # how far up the callers of a host function to look
+MAX_CALLERS_DEPTH = 4  # how far up the callers of a host function to look
 _CONTROL = frozenset({b"if", b"for", b"while", b"switch", b"catch"})
 _STATEMENT_KEYWORDS = frozenset({b"else", b"do"})  # not `try`: `f() try {` is a function body
 # Words before `(` that are not the function's name.
