@@ -9,7 +9,7 @@ from collections import Counter
 from hipport.analysis import context_for
 from hipport.check import check_context
 from hipport.config import Settings
-from hipport.edits import apply_edits
+from hipport.edits import splice, splices
 from hipport.files import is_source, unreadable_reason
 from hipport.kernels import scan as scan_kernels
 from hipport.results import FileResult, Ported, output_name
@@ -93,7 +93,8 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
             edit = runtime_include_edit(lexed, src.newline, len(src.bom))
             if edit is not None:
                 edits.insert(0, edit)  # before any insertion at the same offset (a launch)
-        new = apply_edits(data, edits)
+        spliced = splices(edits)
+        new = splice(data, spliced)
     except Exception as exc:  # a bug must cost one file, never the run or the file's bytes
         return Ported(data, FileResult(**base, status="failed", reason=f"{type(exc).__name__}: {exc}",
                                        lines=lines, encoding=encoding, findings=findings))
@@ -114,7 +115,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         lines_changed=_lines_touched(src, edits) if changed else 0, encoding=encoding, findings=findings,
         kernels=scan_kernels(lexed),
     )
-    return Ported(new, result)
+    return Ported(new, result, spliced if changed else ())
 
 
 def _port_build(data: bytes, base: dict, kind: str, ctx, settings: Settings, renamed: frozenset[str],
@@ -124,7 +125,8 @@ def _port_build(data: bytes, base: dict, kind: str, ctx, settings: Settings, ren
     try:
         done = BUILD_REWRITERS[kind](data, base["source"], settings, renamed, ctx.mappings.target_hip)
         edits = shell.drop_overlaps(done.edits)
-        new = apply_edits(data, edits)
+        spliced = splices(edits)
+        new = splice(data, spliced)
     except Exception as exc:  # a bug must cost one file, never the run or the file's bytes
         return Ported(data, FileResult(**base, status="failed", reason=f"{type(exc).__name__}: {exc}",
                                        lines=lines, encoding=encoding, findings=findings))
@@ -135,7 +137,7 @@ def _port_build(data: bytes, base: dict, kind: str, ctx, settings: Settings, ren
         **base, status="ported" if changed else "unchanged", changed=changed,
         replacements=sum(by_library.values()), by_library=dict(by_library), notes=tuple(notes),
         lines=lines, lines_changed=_lines_touched(src, edits) if changed else 0, encoding=encoding,
-        findings=findings))
+        findings=findings), spliced if changed else ())
 
 
 def _renamed_includes(lexed, rel: str, renamed: frozenset[str]) -> dict[str, str]:

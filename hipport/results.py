@@ -81,19 +81,21 @@ def json_entry(record: dict) -> dict:
 class Ported:
     data: bytes
     result: FileResult
+    # What turns the input into `data` (edits.splice): () where nothing changed
+    splices: tuple[tuple[int, int, bytes], ...] = ()
 
 
-def dumps(entry: tuple[bytes | None, dict]) -> bytes:
-    """A cache entry: the ported bytes (None where they are the input's) and the record.
-    marshal's format belongs to the Python version, which the cache's code fingerprint
-    includes."""
+def dumps(entry: tuple[tuple, dict]) -> bytes:
+    """A cache entry: the splices that port the input (edits.splices; the input's bytes are
+    the key's) and the record. marshal's format belongs to the Python version, which the
+    cache's code fingerprint includes."""
     return marshal.dumps(entry)
 
 
-def loads(raw: bytes) -> tuple[bytes | None, dict]:
+def loads(raw: bytes) -> tuple[tuple, dict]:
     """dumps() undone; ValueError (or marshal's own errors) for anything else."""
     entry = marshal.loads(raw)
-    if not (type(entry) is tuple and len(entry) == 2 and (entry[0] is None or type(entry[0]) is bytes)
+    if not (type(entry) is tuple and len(entry) == 2 and type(entry[0]) is tuple
             and type(entry[1]) is dict and entry[1].keys() == RECORD_KEYS):
         raise ValueError("not a port result")
     return entry

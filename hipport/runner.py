@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 from hipport import parallel, results
 from hipport.cache import Cache, open_cache
 from hipport.config import NEVER_COPIED, Settings
+from hipport.edits import splice
 from hipport.emit import mirror_link, read_with_mode, unified_diff, write_atomic, write_copy
 from hipport.errors import UsageError
 from hipport.files import InputFile, collect
@@ -186,8 +187,8 @@ def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Rea
         if hit is None:
             misses.append((i, r))
         else:
-            ported, record = hit
-            outcomes[i] = _finish(r, r.data if ported is None else ported, record)
+            spliced, record = hit
+            outcomes[i] = _finish(r, splice(r.data, spliced) if spliced else r.data, record)
     return outcomes, misses
 
 
@@ -224,11 +225,11 @@ def port_reads(reads: list[_Read]) -> list[Outcome]:
     done = []
     for r in reads:
         ported = pipeline.port_source(r.data, r.job.file.rel, r.job.file.kind, r.job.settings, r.job.renamed)
-        done.append((r, ported.data, ported.result.record()))
-    if done:  # an unchanged file's bytes are its key's own: not stored twice
-        _cache(reads[0].job).put_many([(r.key, (None if data == r.data else data, record))
-                                       for r, data, record in done], results.dumps)
-    return [_finish(r, data, record) for r, data, record in done]
+        done.append((r, ported, ported.result.record()))
+    if done:  # the input's bytes are the key's: the entry keeps only what changes them
+        _cache(reads[0].job).put_many([(r.key, (ported.splices, record)) for r, ported, record in done],
+                                      results.dumps)
+    return [_finish(r, ported.data, record) for r, ported, record in done]
 
 
 def _finish(r: _Read, ported: bytes, record: dict) -> Outcome:

@@ -223,12 +223,14 @@ def test_records_round_trip_through_the_cache_format():
                         by_library={"runtime": 2}, unmapped=({"name": "cuX", "count": 1, "line": 2, "reason": "r"},),
                         notes=("line 1: n",), defines=("CHECK",), lines=4, lines_changed=1, findings=(finding,),
                         kernels=Scan((Kernel("k", 1, True),), (Launch("k", 3, "<<<>>>"),)))
-    data, record = loads(dumps((b"ported", result.record())))
-    assert data == b"ported" and record == result.record()
+    spliced, record = loads(dumps((((0, 4, b"hip"), (9, 9, b"\n")), result.record())))
+    assert spliced == ((0, 4, b"hip"), (9, 9, b"\n")) and record == result.record()
+    assert loads(dumps(((), result.record())))[0] == ()  # an unchanged file
     assert json_entry(record) == result.to_json()
     assert result.to_json()["findings"] == [finding.to_json()]
     assert result.to_json()["renamed_from"] == "a.cu"
-    for wrong in ((b"x", {"source": "a.cu"}), ("text", result.record()), [b"x", result.record()]):
+    for wrong in (((), {"source": "a.cu"}), ("text", result.record()), (b"ported", result.record()),
+                  [(), result.record()]):
         with pytest.raises(ValueError):
             loads(cache_mod.marshal.dumps(wrong))
 
@@ -428,3 +430,33 @@ def test_a_file_written_just_now_is_always_read(tmp_path, private_cache, monkeyp
     assert run("check", src, "--format", "json", "--exit-zero", "-j", "1") == 0
     assert len(reads) == len([p for p in src.rglob("*") if p.is_file()]) and analyzed == []
     assert capsys.readouterr().out == cold
+
+
+def test_the_port_cache_keeps_splices_not_ported_files(tmp_path, private_cache):
+    """A cached entry holds what changes the input (its bytes are the key's), and a warm run
+    rebuilds the very bytes the cold one wrote."""
+    from hipport import results
+
+    src = tmp_path / "src"
+    src.mkdir()
+    kernel = b"#include <cuda_runtime.h>\n__global__ void k(float* p) { p[0] = 1; }\n" + b"// pad\n" * 400 \
+        + b"int main() { float* p; cudaMalloc(&p, 4); k<<<1, 1>>>(p); cudaFree(p); }\r\n"
+    (src / "k.cu").write_bytes(kernel)
+    (src / "same.cpp").write_bytes(b"int f() { return 1; }\n")
+    assert run("port", src, "-o", tmp_path / "cold", "-j", "1") == 0
+    forget_open_caches()
+    with sqlite3.connect(private_cache / cache_mod._DB_NAME) as db:
+        values = [v for (v,) in db.execute("SELECT value FROM entries")]
+    spliced = {}
+    for value in values:
+        try:  # the cache also holds what is not a file's entry (the target HIP, ...)
+            s, record = results.loads(cache_mod._unseal(value))
+        except (ValueError, EOFError, TypeError):
+            continue
+        spliced[record["source"]] = s
+    assert spliced["same.cpp"] == () and 0 < len(spliced["k.cu"]) < 10
+    assert sum(len(text) for _, _, text in spliced["k.cu"]) < 100  # not the 3 KB file
+    assert run("port", src, "-o", tmp_path / "warm", "-j", "1") == 0
+    for name in ("k.cu", "same.cpp"):
+        assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes()
+    assert b"hipMalloc" in (tmp_path / "warm" / "k.cu").read_bytes()
