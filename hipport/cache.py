@@ -25,7 +25,7 @@ from hipport.mappings import tables_digest
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = (".py", ".scm", ".j2", ".json", ".c", ".so", ".pyd")  # .c/.so/.pyd: the C scanner
-_FORMAT = b"5"  # bump when the stored values change shape
+_FORMAT = b"6"  # bump when the stored values change shape
 
 
 def cache_dir() -> Path | None:

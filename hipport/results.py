@@ -58,6 +58,9 @@ class FileResult:
 
 
 RECORD_KEYS = frozenset(FileResult("", "", "", "").record())
+# A record's values in this order are what the cache stores: marshal loads a tuple and zips it
+# into a dict in half the time it takes to load the dict itself.
+_RECORD_ORDER = tuple(sorted(RECORD_KEYS))
 
 
 def json_entry(record: dict) -> dict:
@@ -87,18 +90,19 @@ class Ported:
 
 def dumps(entry: tuple[tuple, dict]) -> bytes:
     """A cache entry: the splices that port the input (edits.splices; the input's bytes are
-    the key's) and the record. marshal's format belongs to the Python version, which the
-    cache's code fingerprint includes."""
-    return marshal.dumps(entry)
+    the key's) and the record's values. marshal's format belongs to the Python version, which
+    the cache's code fingerprint includes."""
+    spliced, record = entry
+    return marshal.dumps((spliced, tuple([record[k] for k in _RECORD_ORDER])))
 
 
 def loads(raw: bytes) -> tuple[tuple, dict]:
     """dumps() undone; ValueError (or marshal's own errors) for anything else."""
     entry = marshal.loads(raw)
     if not (type(entry) is tuple and len(entry) == 2 and type(entry[0]) is tuple
-            and type(entry[1]) is dict and entry[1].keys() == RECORD_KEYS):
+            and type(entry[1]) is tuple and len(entry[1]) == len(_RECORD_ORDER)):
         raise ValueError("not a port result")
-    return entry
+    return entry[0], dict(zip(_RECORD_ORDER, entry[1]))
 
 
 def output_name(rel: str, settings: Settings) -> str:

@@ -230,7 +230,8 @@ def test_records_round_trip_through_the_cache_format():
     assert result.to_json()["findings"] == [finding.to_json()]
     assert result.to_json()["renamed_from"] == "a.cu"
     for wrong in (((), {"source": "a.cu"}), ("text", result.record()), (b"ported", result.record()),
-                  [(), result.record()]):
+                  [(), result.record()], ((), result.record()), ((), ("a.cu",)),
+                  ((), tuple(result.record().values()) + (1,))):
         with pytest.raises(ValueError):
             loads(cache_mod.marshal.dumps(wrong))
 
