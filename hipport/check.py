@@ -234,7 +234,9 @@ def _load_check(raw: bytes) -> FileCheck:
 def check_file(job: FileJob) -> FileCheck:
     """One file's analysis (in a worker process for big runs); the run reads the file and
     keeps the cache."""
-    all_rules()  # a fresh worker process imports the rule modules here
+    from hipport.loaders import prepare  # noqa: PLC0415 - a fully cached check never gets here
+
+    prepare(job.settings)  # a fresh worker process loads the tables and the rule modules here
     return check_source(job.data, job.path, job.file.kind, job.settings, [REGISTRY[c] for c in job.rules])
 
 

@@ -15,9 +15,9 @@ SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
 
 
 def _warm(settings: Settings) -> None:
-    from hipport.loaders import tools
+    from hipport.loaders import prepare
 
-    tools(settings)  # load the tables and compile the lexer once per worker
+    prepare(settings)  # the tables, the lexer and the rules, once per worker
 
 
 def pool(workers: int, settings: Settings) -> ProcessPoolExecutor:

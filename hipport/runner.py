@@ -135,14 +135,12 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
 
 
 def _start_pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
-    from hipport.loaders import tools
-    from hipport.rules import all_rules
+    from hipport.loaders import prepare
 
     # Before the fork, so the workers inherit them: the pipeline's modules, the rules and the
     # tables (which the report needs here at the end anyway).
     importlib.import_module("hipport.pipeline")
-    all_rules()
-    tools(settings)
+    prepare(settings)
     return parallel.pool(workers, settings)
 
 
@@ -221,7 +219,10 @@ def _record(f: InputFile, output: str, status: str, reason: str) -> dict:
 def port_reads(reads: list[_Read]) -> list[Outcome]:
     """Port files the cache lacks, store them, write their outputs (in a worker for many)."""
     from hipport import pipeline
+    from hipport.loaders import prepare
 
+    if reads:
+        prepare(reads[0].job.settings)
     done = []
     for r in reads:
         ported = pipeline.port_source(r.data, r.job.file.rel, r.job.file.kind, r.job.settings, r.job.renamed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import weakref
 
 from hipport.parse.lexer import WORD_BYTES, Lexed
 
@@ -35,7 +36,9 @@ class Braces:
     """Built once per file (Lexed.braces)."""
 
     def __init__(self, lexed: Lexed):
-        self._lexed = lexed
+        # A weak reference: the Lexed keeps this object (Lexed.braces), and a cycle would keep
+        # the file's tokens alive until the garbage collector's pass.
+        self._lexed = weakref.proxy(lexed)
         data = lexed.data
         self.opens: list[int] = []
         self.closes: list[int] = []

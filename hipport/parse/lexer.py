@@ -188,14 +188,15 @@ def trie_pattern(words: Iterable[bytes]) -> bytes:
         else:
             node.clear()
             node[b""] = True
+    return _trie_regex(trie)
 
-    def build(node: dict) -> bytes:
-        if node.get(b""):
-            return b""
-        branches = [re.escape(bytes([c])) + build(child) for c, child in sorted(node.items())]
-        return branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
 
-    return build(trie)
+def _trie_regex(node: dict) -> bytes:
+    # A module-level function: a nested one calling itself is a reference cycle.
+    if node.get(b""):
+        return b""
+    branches = [re.escape(bytes([c])) + _trie_regex(child) for c, child in sorted(node.items())]
+    return branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
 
 
 class Substrings:

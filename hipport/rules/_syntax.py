@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import weakref
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
@@ -712,17 +713,22 @@ _DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?")
 def _macros(ctx) -> list[MacroDef]:
     out = []
     data = ctx.data
+    match, new = _DEFINE.match, tuple.__new__  # a header may define thousands: no per-define call
     for d in ctx.lexed.directives:
         if d.name != b"define":
             continue
-        m = _DEFINE.match(data, d.start)
+        m = match(data, d.start)
         if not m:
             continue
-        end = logical_end(data, d.start, at_newline=True)
-        params = None
-        if m.group(2) is not None:
-            params = tuple(p.strip() for p in m.group(2)[1:-1].split(b",") if p.strip())
-        out.append(MacroDef(m.group(1), params, d.start, m.end(), end))
+        end = d.end  # the first line's end, before its `\r`: the body ends at the `\n`
+        if data[end - 1 : end] == b"\\":
+            end = logical_end(data, d.start, at_newline=True)
+        elif data[end : end + 1] == b"\r":
+            end += 1
+        params = m.group(2)
+        if params is not None:
+            params = tuple(p.strip() for p in params[1:-1].split(b",") if p.strip())
+        out.append(new(MacroDef, (m.group(1), params, d.start, m.end(), end)))
     return out
 
 
@@ -1134,7 +1140,9 @@ class _Constants:
     resolved on first ask: a header may define thousands, and a rule asks for a few."""
 
     def __init__(self, ctx, raw: dict[str, list[tuple[int, int, int, bool]]]):
-        self._ctx = ctx
+        # A weak reference: ctx.memo holds this object, and a cycle would keep the file's
+        # whole state (tokens, directives, macros) alive until the garbage collector's pass.
+        self._ctx = weakref.proxy(ctx)
         self._raw = raw
         self._done: dict[str, int | None] = {}  # a None here failed with no cycle in the way
         self._resolving: set[str] = set()
