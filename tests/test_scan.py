@@ -176,13 +176,18 @@ WORDS = (b"tex", b"texture", b"te", b"<<", b"<<<", b"a", b"ab", b"b\x00", b"\x00
 @given(st.lists(st.sampled_from([b"t", b"e", b"x", b"<", b"a", b"b", b"\x00", b"\xff", b"\xfe", b"y",
                                  b"z", b"texture", b" "]), max_size=30).map(b"".join))
 def test_substrings_in_c_as_by_in(data):
-    assert lexer.Substrings(WORDS).found(data) == _in_each(WORDS, data)
+    found = lexer.Substrings(WORDS).found(data)
+    assert found == _in_each(WORDS, data)
+    assert lexer.Substrings(WORDS).any(data) == bool(found)
+    first = lexer._scan.words_found(data, lexer.Substrings(WORDS)._table, True)
+    assert len(first) == min(1, len(found)) and set(first) <= set(found)
 
 
 def test_substrings_without_the_scanner(monkeypatch):
     monkeypatch.setattr(lexer, "_scan", None)
     assert lexer.Substrings(WORDS).found(b"x texture <<< a") == [0, 1, 2, 3, 4, 5]
     assert lexer.Substrings(()).found(b"tex") == []
+    assert lexer.Substrings(WORDS).any(b"x texture") and not lexer.Substrings(WORDS).any(b"q")
     # each place once, with the first word (in the table's order) that starts there
     assert lexer.Substrings(WORDS).at(b"x texture <<< ab") == [(2, 5), (10, 12), (11, 13), (14, 15)]
 

@@ -20,9 +20,10 @@
  *
  * line_starts(data) -> [0, and the offset after each newline]: source.Source's line index.
  *
- * words_table(words) -> capsule; words_found(data, table) -> [i, ...]: the indices of the
- * `words` (a tuple of non-empty bytes) that occur anywhere in `data`, in one pass
- * (analysis._Plan's rule triggers; without this module, a `word in data` test each).
+ * words_table(words) -> capsule; words_found(data, table[, first]) -> [i, ...]: the indices
+ * of the `words` (a tuple of non-empty bytes) that occur anywhere in `data`, in one pass
+ * (analysis._Plan's rule triggers; without this module, a `word in data` test each); with
+ * `first`, only the first one found, and the pass stops there.
  * words_at(data, table) -> [(start, end), ...]: every place where one of the words starts
  * (overlapping places too), in order, each with the end of the first word (by index) that
  * starts there (the rules' name searches, _syntax.occurrences).
@@ -780,7 +781,8 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer buf;
     PyObject *capsule;
-    if (!PyArg_ParseTuple(args, "y*O", &buf, &capsule))
+    int first = 0; /* stop at the first word found (Substrings.any) */
+    if (!PyArg_ParseTuple(args, "y*O|p", &buf, &capsule, &first))
         return NULL;
     Words *t = PyCapsule_GetPointer(capsule, "hipport.words");
     char *found = t == NULL ? NULL : PyMem_Calloc((size_t)t->n + 1, 1);
@@ -807,7 +809,9 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
                 continue;
             if (len <= n - i && memcmp(t->word[j], d + i, (size_t)len) == 0) {
                 found[j] = 1;
-                left--;
+                left = first ? 0 : left - 1;
+                if (first)
+                    break;
             } else {
                 pending = 1;
             }
@@ -863,7 +867,7 @@ static PyMethodDef methods[] = {
     {"directive_records", directive_records, METH_VARARGS,
      "directive_records(data, directives, directive_type) -> the Directive records of scan()'s tuples"},
     {"words_table", words_table, METH_O, "words_table(words) -> table for words_found"},
-    {"words_found", words_found, METH_VARARGS, "words_found(data, table) -> indices of the words in data"},
+    {"words_found", words_found, METH_VARARGS, "words_found(data, table[, first]) -> indices of the words in data"},
     {"words_at", words_at, METH_VARARGS, "words_at(data, table) -> [(start, end)] of the words in data"},
     {NULL, NULL, 0, NULL},
 };

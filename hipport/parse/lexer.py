@@ -213,6 +213,12 @@ class Substrings:
             return _scan.words_found(data, self._table)
         return [i for i, w in enumerate(self.words) if w in data]
 
+    def any(self, data: bytes) -> bool:
+        """Whether one of the words occurs in `data` (the pass stops at the first)."""
+        if self._table is not None:
+            return bool(_scan.words_found(data, self._table, True))
+        return any(w in data for w in self.words)
+
     def at(self, data: bytes) -> list[tuple[int, int]]:
         """(start, end) of every place where one of the words starts, overlapping places
         included, in order; the end is that of the first word (in `words`) found there."""

@@ -60,7 +60,7 @@ def _runtime_fix(name: str) -> str:
 
 def _found(finder, data: bytes, start: int = 0, end: int | None = None) -> bool:
     """Whether one of a words_finder's words is in data[start:end]."""
-    return bool(finder.found(data if start == 0 and end is None else data[start:end]))
+    return finder.any(data if start == 0 and end is None else data[start:end])
 
 
 def _merged(*calls: list) -> list:
