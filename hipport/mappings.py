@@ -234,8 +234,15 @@ class _Entries(Mapping):
 
 
 def table_dir() -> Any:
-    """The tables: the installed package `hipport.tables`, else `<repo>/mappings`."""
-    import importlib.resources  # noqa: PLC0415 - lazy: costs ~10 ms at import time
+    """The tables: the installed package's `hipport/tables`, else `<repo>/mappings`; from a
+    zip, `hipport.tables` as importlib.resources finds it. (Paths first: importing
+    importlib.resources costs 14 ms, which every run, a cached pre-commit check included,
+    would pay.)"""
+    here = Path(__file__).resolve().parent
+    for d in (here / "tables", here.parent / "mappings"):
+        if (d / "runtime.tsv").is_file():
+            return d
+    import importlib.resources  # noqa: PLC0415
 
     try:
         d = importlib.resources.files("hipport.tables")
@@ -243,7 +250,7 @@ def table_dir() -> Any:
             return d
     except (ModuleNotFoundError, TypeError):
         pass
-    return Path(__file__).resolve().parent.parent / "mappings"
+    return here.parent / "mappings"
 
 
 def _read_tsv(path: Any, required: tuple[str, ...]) -> tuple[list[str], list[list[str]], list[int]]:

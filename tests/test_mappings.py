@@ -454,3 +454,15 @@ def test_tables_load_where_no_compiled_copy_can_be_written(tables, monkeypatch):
     assert mappings._load_raw.__wrapped__(tables)[1]["cudaMalloc"].hip == "hipMalloc"
     assert (tables / "__pycache__").read_text() == "a file where the folder would go\n"
     assert not [p for p in tables.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_finding_the_tables_imports_no_resource_machinery():
+    """importlib.resources costs every run 14 ms; the tables lie in a folder beside the code."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from hipport.mappings import table_dir, tables_digest; tables_digest(); "
+            "print(table_dir().joinpath('runtime.tsv').is_file(), 'importlib.resources' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.split()
+    assert out == ["True", "False"]
