@@ -327,14 +327,7 @@ def _no_cache_option(p: argparse.ArgumentParser, what: str = "") -> None:
     p.add_argument("--no-cache", action="store_true", help=f"Do not read or write the content-hash cache{what}.")
 
 
-def parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="hipport", usage="%(prog)s [OPTIONS] COMMAND [ARGS]...",
-                  description="Port CUDA C++ and PyTorch CUDA extensions to AMD HIP/ROCm.")
-    top.add_argument("--version", action="version", version=f"hipport, version {__version__}",
-                     help="Show the version and exit.")
-    sub = top.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
-
-    p = _command(sub, port, "PATH...")
+def _port_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="Files and folders to port.")
     p.add_argument("-o", "--output", dest="out", type=Path, metavar="OUT", help="Write the ported tree here (a mirror of the input).")
     p.add_argument("--in-place", action="store_true", help="Rewrite the files where they are (atomically).")
@@ -355,7 +348,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--torch-hipify", choices=["v1", "v2"],
                    help="PyTorch extension spellings: v2 (default, torch >= 2.11) or v1 (torch <= 2.10, Masquerading names).")
 
-    p = _command(sub, check, "PATH...")
+
+def _check_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="Files and folders to check.")
     p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text",
                    help="Output format (default: text).")
@@ -375,7 +369,8 @@ def parser() -> argparse.ArgumentParser:
     _jobs_option(p)
     _no_cache_option(p)
 
-    p = _command(sub, estimate, "PATH...")
+
+def _estimate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="Files and folders a port would cover.")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text",
                    help="text: the estimate explained; json: report.json; markdown: report.md (default: text).")
@@ -388,13 +383,15 @@ def parser() -> argparse.ArgumentParser:
     _jobs_option(p)
     _no_cache_option(p, " (port's)")
 
-    p = _command(sub, rules, "[KEY]")
+
+def _rules_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("key", nargs="?", metavar="KEY", help="A rule code, rule name or category.")
     p.add_argument("--mappings", action="store_true", help="Count the CUDA names the mapping tables support, per library.")
     _target_option(p, "With --mappings: count for this HIP release.")
     p.add_argument("--libs", choices=["hip", "roc"], default="hip", help="With --mappings: hip* or roc* library names (default: hip).")
 
-    p = _command(sub, verify, "OUT")
+
+def _verify_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("out", type=_existing, metavar="OUT", help="The ported tree (hipport port's -o folder).")
     p.add_argument("--offload-arch", default="gfx90a", metavar="GFX",
                    help="The AMD target to compile for (Debian's HIP 5.2 accepts up to gfx90a; default: gfx90a).")
@@ -408,11 +405,38 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--hipcc", type=_file, metavar="PATH",
                    help="The hipcc to use (default: $HIPPORT_HIPCC, PATH, /usr/bin, /opt/rocm/bin).")
     p.add_argument("--format", choices=["text", "json"], default="text", help="Output format (default: text).")
+
+
+# The commands, their operands and their options: only the command being run gets its options
+# built (argparse takes milliseconds a command, and a pre-commit hook runs `check` each time).
+COMMANDS = (
+    (port, "PATH...", _port_options),
+    (check, "PATH...", _check_options),
+    (estimate, "PATH...", _estimate_options),
+    (rules, "[KEY]", _rules_options),
+    (verify, "OUT", _verify_options),
+)
+
+
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `only` (a command's name), only that command gets its
+    options: the others are still listed in the help."""
+    top = _Parser(prog="hipport", usage="%(prog)s [OPTIONS] COMMAND [ARGS]...",
+                  description="Port CUDA C++ and PyTorch CUDA extensions to AMD HIP/ROCm.")
+    top.add_argument("--version", action="version", version=f"hipport, version {__version__}",
+                     help="Show the version and exit.")
+    sub = top.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    for func, operands, options in COMMANDS:
+        p = _command(sub, func, operands)
+        if only is None or only == func.__name__:
+            options(p)
     return top
 
 
 def main(argv: list[str] | None = None) -> None:
-    top = parser()
+    args_given = sys.argv[1:] if argv is None else argv
+    command = next((a for a in args_given if not a.startswith("-")), None)  # no top option takes a value
+    top = parser(command if command in {func.__name__ for func, _, _ in COMMANDS} else None)
     try:
         args, extra = top.parse_known_args(argv)
         if not hasattr(args, "func"):

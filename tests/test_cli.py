@@ -866,3 +866,19 @@ def test_rename_and_keep_names_the_last_one_wins(tmp_path):
     assert hipport("port", src, "-o", tmp_path / "a", "--keep-names", "--rename") == 0
     assert hipport("port", src, "-o", tmp_path / "b", "--rename", "--keep-names") == 0
     assert list((tmp_path / "a").rglob("*.hip")) and not list((tmp_path / "b").rglob("*.hip"))
+
+
+def test_only_the_command_run_gets_its_options_built(capsys):
+    from hipport.cli import parser
+
+    def option_count(top, name):
+        sub = next(a for a in top._actions if a.dest == "==SUPPRESS==" and hasattr(a, "choices") and a.choices)
+        return len(sub.choices[name]._actions)
+
+    only_check = parser("check")
+    assert option_count(only_check, "check") > 10 and option_count(only_check, "port") == 1  # just -h
+    full = parser()
+    assert all(option_count(full, name) > 1 for name in ("port", "check", "estimate", "rules", "verify"))
+    assert hipport("--help") == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in ("port", "check", "estimate", "rules", "verify"))
