@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from hipport import __version__
-from hipport.mappings import tables_digest
+from hipport.mappings import tables_stamp
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = (".py", ".scm", ".j2", ".json", ".c", ".so", ".pyd")  # .c/.so/.pyd: the C scanner
@@ -39,7 +39,7 @@ def cache_dir() -> Path | None:
 @lru_cache(maxsize=1)
 def code_fingerprint() -> bytes:
     """hipport's version, the Python that writes the values (marshal's format is its own), its
-    source files (size and mtime) and the mapping tables (content)."""
+    source files and the mapping tables (size and mtime)."""
     h = hashlib.sha256(__version__.encode() + _FORMAT + f"{sys.version}:{marshal.version}".encode())
     for folder, subfolders, names in os.walk(_PACKAGE):
         subfolders.sort()
@@ -48,7 +48,7 @@ def code_fingerprint() -> bytes:
                 path = os.path.join(folder, name)
                 st = os.stat(path)
                 h.update(f"{os.path.relpath(path, _PACKAGE)}:{st.st_size}:{st.st_mtime_ns}".encode())
-    h.update(tables_digest())
+    h.update(tables_stamp())
     return h.digest()
 
 

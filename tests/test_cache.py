@@ -461,3 +461,22 @@ def test_the_port_cache_keeps_splices_not_ported_files(tmp_path, private_cache):
     for name in ("k.cu", "same.cpp"):
         assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes()
     assert b"hipMalloc" in (tmp_path / "warm" / "k.cu").read_bytes()
+
+
+def test_the_fingerprint_follows_the_tables_without_reading_them(tmp_path, monkeypatch):
+    import shutil
+
+    from hipport import mappings
+
+    tables = tmp_path / "tables"
+    shutil.copytree(mappings.table_dir(), tables, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(mappings, "table_dir", lambda: tables)
+    before = mappings.tables_stamp()
+    assert b"runtime.tsv:" in before and b"build_files/cmake.tsv:" in before
+    real_read = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"read {self}") if self.suffix == ".tsv" else real_read(self))
+    assert mappings.tables_stamp() == before
+    monkeypatch.setattr(Path, "read_bytes", real_read)
+    with open(tables / "overrides.tsv", "a") as f:
+        f.write("cudaFooX\thipFooX\tadded\n")
+    assert mappings.tables_stamp() != before
