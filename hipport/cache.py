@@ -9,10 +9,8 @@ is a miss, never an error: every value carries a CRC-32 of its bytes.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
-import pickle
 import sqlite3
 import sys
 import zlib
@@ -21,11 +19,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from hipport import __version__
+from hipport.hashing import blake2b
 from hipport.mappings import tables_stamp
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = (".py", ".scm", ".j2", ".json", ".c", ".so", ".pyd")  # .c/.so/.pyd: the C scanner
-_FORMAT = b"6"  # bump when the stored values change shape
+_FORMAT = b"7"  # bump when the stored values change shape
 
 
 def cache_dir() -> Path | None:
@@ -40,7 +39,7 @@ def cache_dir() -> Path | None:
 def code_fingerprint() -> bytes:
     """hipport's version, the Python that writes the values (marshal's format is its own), its
     source files and the mapping tables (size and mtime)."""
-    h = hashlib.sha256(__version__.encode() + _FORMAT + f"{sys.version}:{marshal.version}".encode())
+    h = blake2b(__version__.encode() + _FORMAT + f"{sys.version}:{marshal.version}".encode())
     for folder, subfolders, names in os.walk(_PACKAGE):
         subfolders.sort()
         for name in sorted(names):
@@ -153,10 +152,6 @@ class _Store:
 _PER_QUERY = 500  # under SQLite's oldest limit on parameters (999)
 
 
-def _pickle(value: Any) -> bytes:
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-
-
 def _seal(payload: bytes) -> bytes:
     return zlib.crc32(payload).to_bytes(4, "little") + payload
 
@@ -173,8 +168,8 @@ class Cache:
 
     def __init__(self, root: Path | None, namespace: str, context: Any):
         self.root = root
-        salt = hashlib.sha256(code_fingerprint() + namespace.encode() + repr(context).encode()).digest()
-        self._salted = hashlib.sha256(salt)
+        salt = blake2b(code_fingerprint() + namespace.encode() + repr(context).encode()).digest()
+        self._salted = blake2b(salt, digest_size=32)
 
     def _store(self) -> "_Store | None":
         return _open_store(self.root) if self.root is not None else None
@@ -185,7 +180,7 @@ class Cache:
         h.update(data)
         return h.digest()
 
-    def get_many(self, keys: list[bytes], loads: Callable[[Any], Any] = pickle.loads) -> dict[bytes, Any]:
+    def get_many(self, keys: list[bytes], loads: Callable[[Any], Any] = marshal.loads) -> dict[bytes, Any]:
         """The entries found for `keys`, each value `loads(payload)`, with one query per few
         hundred keys; an entry that does not load is left out (a miss)."""
         store = self._store()
@@ -205,7 +200,7 @@ class Cache:
                 pass
         return found
 
-    def put_many(self, items: Iterable[tuple[bytes, Any]], dumps: Callable[[Any], bytes] = _pickle) -> None:
+    def put_many(self, items: Iterable[tuple[bytes, Any]], dumps: Callable[[Any], bytes] = marshal.dumps) -> None:
         store = self._store()
         if store is None:
             return
@@ -213,7 +208,7 @@ class Cache:
             rows = [(key, _seal(dumps(value))) for key, value in items]
             if rows:
                 store.put_many(rows)
-        except (sqlite3.Error, pickle.PicklingError, ValueError):
+        except (sqlite3.Error, ValueError):  # marshal: ValueError for what it cannot write
             pass  # a read-only, full or locked cache costs speed, never the run
 
     def get(self, key: bytes) -> Any | None:

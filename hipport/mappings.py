@@ -4,7 +4,6 @@ HIP version, a library family (hip* or roc*) and the experimental switch."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import marshal
 import operator
 import os
@@ -16,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from hipport.errors import MappingError
+from hipport.hashing import blake2b
 
 # Generated tables in precedence order: when a CUDA name is in two of them, the earlier wins
 # (unless only the later one maps it). Hand-written tables follow (by file name), then
@@ -411,13 +411,13 @@ def tables_stamp() -> bytes:
             st = path.stat()
             parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
         except (OSError, AttributeError, NotImplementedError):  # a table inside a zip
-            parts.append(f"{name}:{hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()}")
+            parts.append(f"{name}:{blake2b(path.read_bytes(), digest_size=16).hexdigest()}")
     return "\n".join(parts).encode()
 
 
 def tables_digest(directory: Any = None) -> bytes:
     """A digest of every table's name and bytes (and of the code that reads them)."""
-    h = hashlib.blake2b(_COMPILED_FORMAT + Path(__file__).read_bytes(), digest_size=20)
+    h = blake2b(_COMPILED_FORMAT + Path(__file__).read_bytes(), digest_size=20)
     for name, data in table_files(table_dir() if directory is None else directory):
         h.update(b"%d:%s:%d:" % (len(name), name.encode(), len(data)))
         h.update(data)
