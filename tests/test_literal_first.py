@@ -84,3 +84,14 @@ def test_link_parts_match_as_the_link_alternation(pieces):
     data = b"".join(pieces)
     found = [(m.start(), m.end(), m.lastgroup) for m in leftmost_matches(_LINK_PARTS, data)]
     assert found == [(m.start(), m.end(), m.lastgroup) for m in _LINK.finditer(data)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"warp", b"wave", b"lane", b"warplane", b"_x", b" ", b"=", b"(", b"/*c*/",
+                                 b"\\", b"\n", b"{", b"*", b"/*"]), max_size=16))
+def test_warp_declarators_match_as_their_alternation(pieces):
+    from hipport.patterns import leftmost_matches
+    from hipport.rules.warp import _WARP_DECLARATOR, _WARP_DECLARATORS
+
+    data = b"".join(pieces)
+    assert _spans(leftmost_matches(_WARP_DECLARATORS, data)) == _spans(_WARP_DECLARATOR.finditer(data))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from hipport.patterns import any_case
+from hipport.patterns import any_case, leftmost_matches
 from hipport.rewrite.calls import split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -252,6 +252,10 @@ _LOG_NAME = re.compile(r"log|shift|bits", re.I)
 # Searched in the lower-cased text (same offsets; a case-blind alternation is tried at every
 # byte, a plain one only where its first letters occur).
 _WARP_DECLARATOR = re.compile(rb"(?:warp|wave|lane)\w*[\s\\]*(?:/\*(?:[^*]|\*(?!/))*\*/[\s\\]*)*[=({]")
+# The same, one pattern per word, matched as the alternation (patterns.leftmost_matches): each
+# then opens with a literal.
+_WARP_DECLARATORS = tuple(re.compile(word + _WARP_DECLARATOR.pattern[len(rb"(?:warp|wave|lane)"):])
+                          for word in (b"warp", b"wave", b"lane"))
 _MASK_OR_LANE = re.compile(r"mask|lane", re.I)
 
 
@@ -355,7 +359,7 @@ def warp_size_constant_32(ctx):
         why = _warp_constant(name, sx.int_constants(ctx).get(name))
         if why and sx.relevant(ctx, m.start):  # the value first: most names are not warp sizes
             yield Hit(m.start, m.body_end, why, _WARP_FIX)
-    if not any(_may_flag_declarator(ctx, m) for m in _WARP_DECLARATOR.finditer(lowered)):
+    if not any(_may_flag_declarator(ctx, m) for m in leftmost_matches(_WARP_DECLARATORS, lowered)):
         return  # no warp/lane-named declarator whose value may be flagged: no tree needed
     pairs = []
     for node in sx.nodes(ctx, "init_declarator"):
