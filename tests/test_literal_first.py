@@ -95,3 +95,16 @@ def test_warp_declarators_match_as_their_alternation(pieces):
 
     data = b"".join(pieces)
     assert _spans(leftmost_matches(_WARP_DECLARATORS, data)) == _spans(_WARP_DECLARATOR.finditer(data))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"mask", b"MASK", b"Mask", b"_", b"x", b"1", b" ", b"$", b"\xe9", b"maskmask"]),
+                max_size=14))
+def test_word_finds_are_the_regexes(pieces):
+    import re
+
+    from hipport.patterns import starts_of, whole_word_starts
+
+    data = b"".join(pieces)
+    assert whole_word_starts(data, b"mask") == [m.start() for m in re.finditer(rb"\bmask\b", data)]
+    assert starts_of(data.lower(), b"mask") == [m.start() for m in re.finditer(rb"(?=(?i:mask))", data)]

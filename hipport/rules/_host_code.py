@@ -16,6 +16,7 @@ import re
 from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
 from hipport.parse.declarations import EXPRESSION_KEYWORDS
 from hipport.parse.lexer import IS_SPACE_BYTE, IS_WORD_BYTE
+from hipport.patterns import whole_word_starts
 from hipport.rules import _syntax as sx
 
 _DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
@@ -116,7 +117,7 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
     braces, data = ctx.lexed.braces, ctx.data
     body_end = braces.closes[i]
     # Every other occurrence, comments included: more than the tree's calls and declarations.
-    uses = [at for at in _word_starts(data, name) if not head_start <= at <= body_end]
+    uses = [at for at in whole_word_starts(data, name) if not head_start <= at <= body_end]
     if any(may_name_device(ctx, _head_start(ctx, at), at) for at in uses):
         return False  # a prototype or member declaration of the name may say __device__
     if name == b"main":
@@ -162,16 +163,6 @@ def _scope_before(ctx, colons: int) -> str:
     end = ctx.lexed.previous_code(colons)
     start, word = word_before(ctx.data, end)
     return word.decode("latin-1") if word and start + len(word) == end else ""
-
-
-def _word_starts(data: bytes, word: bytes) -> list[int]:
-    """Where `word` stands as a whole word (what `\\bword\\b` matches)."""
-    out, at, end = [], data.find(word), len(data) - len(word)
-    while at >= 0:
-        if (at == 0 or data[at - 1] not in IS_WORD_BYTE) and (at == end or data[at + len(word)] not in IS_WORD_BYTE):
-            out.append(at)
-        at = data.find(word, at + 1)
-    return out
 
 
 def _is_call(ctx, at: int, name: bytes) -> bool:

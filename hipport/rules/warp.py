@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from hipport.patterns import any_case, leftmost_matches
+from hipport.patterns import any_case, leftmost_matches, starts_of, whole_word_starts
 from hipport.rewrite.calls import split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -696,7 +696,6 @@ def _may_be_full32(ctx, text: bytes) -> bool:
     return b"~" in text or b"-" in text or any(sx.eval_int(ctx, n) == _FULL32 for n in _NUMBER.findall(text))
 
 
-_MASK_WORD = re.compile(rb"(?i:mask)")
 _INITIALIZED = re.compile(rb"\w*[ \t\r\n]*(=(?!=)|\()")
 
 
@@ -708,10 +707,10 @@ def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
     data = ctx.data
     if not data.isascii():
         return True
-    starts = {_NAME_START.search(data, max(0, m.start() - 64), m.start()).start()
-              for m in _MASK_WORD.finditer(data)}
+    # ASCII: `mask` in any case is `mask` in the lower-cased text, at the same offsets
+    starts = {_NAME_START.search(data, max(0, at - 64), at).start() for at in starts_of(data.lower(), b"mask")}
     for name in flagged_names:
-        starts.update(m.start() for m in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\b", data))
+        starts.update(whole_word_starts(data, name.encode()))
     for at in starts:
         init = _INITIALIZED.match(data, at)
         if init is not None and not ctx.lexed.in_comment_or_string(at) \
