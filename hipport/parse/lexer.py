@@ -143,7 +143,7 @@ class Lexed:
 
     @cached_property
     def includes(self) -> list[Directive]:
-        return [d for d in self.directives if d.is_include]
+        return [d for d in self.directives if d.path_start >= 0]  # is_include, without a call each
 
     def has_device_code(self) -> bool:
         return not _DEVICE_WORDS.isdisjoint(self.words) or self.find_launches() != []

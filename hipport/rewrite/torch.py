@@ -103,7 +103,7 @@ def torch_edits(lexed: Lexed, variant: str, taken: list[Edit]) -> list[Edit]:
         edits.append(Edit(d.path_start + 1, d.path_end - 1, new.encode(), "torch", path))
     names, pattern = _names(variant)
     if pattern is not None:
-        directives = [(d.start, d.end) for d in lexed.directives if d.is_include]
+        directives = [(d.start, d.end) for d in lexed.includes]
         for m in pattern.finditer(data):
             if (lexed.in_comment_or_string(m.start()) or not free(m.start(), m.end())
                     or any(a <= m.start() < b for a, b in directives)):
