@@ -256,6 +256,22 @@ def _target(args: argparse.Namespace) -> tuple[int, int] | None:
 class _Help(argparse.RawDescriptionHelpFormatter):
     """Docstrings as written (paragraphs kept), and `Usage:` as the other tools spell it."""
 
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        # shutil.get_terminal_size's answer, without importing shutil on every run (argparse
+        # makes a formatter for each option it adds)
+        if width is None:
+            try:
+                columns = int(os.environ.get("COLUMNS", "0"))
+            except ValueError:
+                columns = 0
+            if columns <= 0:
+                try:
+                    columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+                except (AttributeError, ValueError, OSError):
+                    columns = 80
+            width = (columns or 80) - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
     def add_usage(self, usage, actions, groups, prefix=None):
         return super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
 

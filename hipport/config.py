@@ -3,7 +3,6 @@ and the command line, which wins."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -60,6 +59,8 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
         for name in (".hipport.toml", "pyproject.toml"):
             p = folder / name
             if p.is_file():
+                import tomllib  # noqa: PLC0415 - only where a file to read exists: 2 ms a run
+
                 try:
                     doc = tomllib.loads(p.read_text(encoding="utf-8"))
                 except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

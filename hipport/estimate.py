@@ -11,7 +11,6 @@ then `--calibrate FILE` (a least-squares fit to past ports).
 
 from __future__ import annotations
 
-import csv
 import io
 import itertools
 import math
@@ -358,6 +357,8 @@ class Calibration:
 def read_calibration_csv(text: str, where: str = "CSV") -> tuple[list[str], list[list[float]], list[float]]:
     """Columns used, count rows and actual hours from a CSV of past ports: a header with `hours`
     and any of CALIBRATION_COLUMNS (`name`/`project`/`notes` are ignored)."""
+    import csv  # noqa: PLC0415 - calibration alone reads CSV
+
     reader = csv.reader(io.StringIO(text))
     rows = [r for r in reader if r and any(c.strip() for c in r) and not r[0].lstrip().startswith("#")]
     if not rows:

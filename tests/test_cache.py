@@ -483,3 +483,39 @@ def test_the_fingerprint_follows_the_tables_without_reading_them(tmp_path, monke
     with open(tables / "overrides.tsv", "a") as f:
         f.write("cudaFooX\thipFooX\tadded\n")
     assert mappings.tables_stamp() != before
+
+
+_PORT_AND_LIST_MODULES = """
+import sys
+from hipport.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted(sys.modules), file=sys.stderr)
+"""
+
+
+def test_a_warm_port_imports_only_what_serving_the_cache_needs(tmp_path):
+    """A warm run is start-up, reads and cache lookups: no porting code, no tree-sitter, and
+    none of the modules only a cold run, a report, --diff, --in-place or SARIF needs."""
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_bytes(b"__global__ void k(float* p) { p[0] = 1; }\nint main() { cudaDeviceSynchronize(); }\n")
+    (src / "CMakeLists.txt").write_bytes(b"project(p CUDA)\nadd_executable(p k.cu)\n")
+    env = dict(os.environ, HIPPORT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", _PORT_AND_LIST_MODULES, "port", str(src), "-o", str(tmp_path / "out")],
+                              env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        return set(eval(done.stderr.strip().splitlines()[-1]))
+
+    cold, warm = run(), run()
+    assert "hipport.pipeline" in cold and "tree_sitter" in cold
+    unwanted = {"hipport.pipeline", "tree_sitter", "hipport.rules.warp", "_hashlib", "pickle", "tempfile",
+                "difflib", "json", "csv", "shutil", "tomllib", "importlib.resources", "click"}
+    assert unwanted & warm == set()

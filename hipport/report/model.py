@@ -9,7 +9,6 @@ is the part `port` prints: the totals without an entry per file and finding.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -326,6 +325,8 @@ def build(results: Iterable[FileResult | dict], settings: Settings, target_hip: 
 def to_json(report: dict) -> str:
     """report.json's text: small sections indented, long lists one compact entry per line (the
     C encoder only runs without indent, and a big tree's report is tens of megabytes)."""
+    import json  # noqa: PLC0415 - a run that writes no report needs none
+
     parts = []
     for key, value in report.items():
         if isinstance(value, list) and value:
