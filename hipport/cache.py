@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable
 
 from hipport import __version__
 from hipport.hashing import blake2b
-from hipport.mappings import tables_stamp
+from hipport.table_files import tables_stamp
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = (".py", ".scm", ".j2", ".json", ".c", ".so", ".pyd")  # .c/.so/.pyd: the C scanner

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from hipport.errors import HipportError
-from hipport.findings import EFFORTS
-from hipport.rules import CATEGORY_CODES
+from hipport.findings import CATEGORY_CODES, EFFORTS
 from hipport.words import plural
 
 BUILD_KINDS = frozenset({"cmake", "make", "setup.py", "docker", "requirements", "pyproject", "shell"})

@@ -6,6 +6,17 @@ from dataclasses import dataclass, fields
 
 SEVERITIES = ("info", "warning", "error")  # ascending
 EFFORTS = ("trivial", "low", "medium", "high")
+# SPEC's categories, in SPEC's order, each with its block of rule codes (hipport.rules
+# allocates them; the estimate reads them without importing the rule machinery).
+CATEGORY_CODES = {
+    "dynamic-parallelism": 100, "texture-reference": 200, "texture-object": 250,
+    "inline-ptx": 300, "warp-size": 400, "warp-mask": 450, "unsupported-api": 500,
+    "deprecated-api": 550, "tensor-core": 600, "shared-memory-limit": 650, "arch-macro": 700,
+    "version-macro": 750, "cooperative-groups": 800, "async-copy": 850,
+    "cuda-only-library": 900, "library-semantics": 950, "unified-memory": 1000,
+    "launch-bounds": 1050, "build-flags": 1100, "pytorch-extension": 1150,
+    "suppression": 1900,  # hipport's own: unused suppressions
+}
 
 
 @dataclass(frozen=True, order=True)

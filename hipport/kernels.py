@@ -12,9 +12,12 @@ joins every file's kernels and launches into the report's project-level list.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
-from hipport.parse.lexer import IS_WORD_BYTE, Lexed, Token
+from hipport.parse import IS_WORD_BYTE
+
+if TYPE_CHECKING:  # the report reads kernel scans without the lexer
+    from hipport.parse.lexer import Lexed, Token
 
 _PRECHECK = (b"__global__", b"<<<", b"LaunchKernel")
 # Tokens after `__global__`: comments, words, `::`, brackets, anything else one byte at a time.

@@ -10,7 +10,7 @@ import itertools
 import os
 import re
 
-from hipport.parse.lexer import IS_WORD_BYTE
+from hipport.parse import IS_WORD_BYTE
 
 
 def word_start(word: bytes, after_define: bool = False) -> bytes:

@@ -469,20 +469,20 @@ def test_the_port_cache_keeps_splices_not_ported_files(tmp_path, private_cache):
 def test_the_fingerprint_follows_the_tables_without_reading_them(tmp_path, monkeypatch):
     import shutil
 
-    from hipport import mappings
+    from hipport import table_files
 
     tables = tmp_path / "tables"
-    shutil.copytree(mappings.table_dir(), tables, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(mappings, "table_dir", lambda: tables)
-    before = mappings.tables_stamp()
+    shutil.copytree(table_files.table_dir(), tables, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(table_files, "table_dir", lambda: tables)
+    before = table_files.tables_stamp()
     assert b"runtime.tsv:" in before and b"build_files/cmake.tsv:" in before
     real_read = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"read {self}") if self.suffix == ".tsv" else real_read(self))
-    assert mappings.tables_stamp() == before
+    assert table_files.tables_stamp() == before
     monkeypatch.setattr(Path, "read_bytes", real_read)
     with open(tables / "overrides.tsv", "a") as f:
         f.write("cudaFooX\thipFooX\tadded\n")
-    assert mappings.tables_stamp() != before
+    assert table_files.tables_stamp() != before
 
 
 _PORT_AND_LIST_MODULES = """
@@ -517,5 +517,6 @@ def test_a_warm_port_imports_only_what_serving_the_cache_needs(tmp_path):
     cold, warm = run(), run()
     assert "hipport.pipeline" in cold and "tree_sitter" in cold
     unwanted = {"hipport.pipeline", "tree_sitter", "hipport.rules.warp", "_hashlib", "pickle", "tempfile",
-                "difflib", "json", "csv", "shutil", "tomllib", "importlib.resources", "click"}
+                "difflib", "json", "csv", "shutil", "tomllib", "importlib.resources", "click", "hipport.mappings",
+                "hipport.parse.lexer", "hipport.rules"}
     assert unwanted & warm == set()

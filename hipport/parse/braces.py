@@ -14,7 +14,8 @@ import bisect
 import re
 import weakref
 
-from hipport.parse.lexer import WORD_BYTES, Lexed
+from hipport.parse import WORD_BYTES
+from hipport.parse.lexer import Lexed
 
 BLOCK, LINKAGE, SCOPE = "block", "linkage", "scope"
 

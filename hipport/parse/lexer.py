@@ -31,10 +31,6 @@ DEVICE_MARKERS = frozenset(
     b"__syncthreads threadIdx blockIdx blockDim gridDim warpSize".split()
 )
 
-# The bytes identifiers are made of (ASCII, as the lexer's words are): for strip() and as a set.
-WORD_BYTES = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
-IS_WORD_BYTE = frozenset(WORD_BYTES)
-IS_SPACE_BYTE = frozenset(b" \t\r\n\f\v")  # what `\s` matches in a bytes pattern
 
 _DEVICE_WORDS = frozenset(w.decode() for w in DEVICE_MARKERS)
 _WORD_CHARS = re.compile(rb"\w+")  # ASCII in a bytes pattern

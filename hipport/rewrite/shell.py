@@ -22,7 +22,7 @@ from hipport.errors import MappingError
 
 
 def _build_dir() -> Path:
-    from hipport.mappings import table_dir  # noqa: PLC0415 - keeps this module cheap to import
+    from hipport.table_files import table_dir  # noqa: PLC0415 - keeps this module cheap to import
 
     d = table_dir().joinpath("build_files")
     if d.is_dir():

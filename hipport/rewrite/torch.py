@@ -16,7 +16,8 @@ import functools
 import re
 
 from hipport.edits import Edit
-from hipport.parse.lexer import IS_WORD_BYTE, Lexed
+from hipport.parse import IS_WORD_BYTE
+from hipport.parse.lexer import Lexed
 from hipport.rewrite.shell import table
 
 VARIANTS = ("v1", "v2")

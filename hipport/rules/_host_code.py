@@ -15,7 +15,7 @@ import re
 
 from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
 from hipport.parse.declarations import EXPRESSION_KEYWORDS
-from hipport.parse.lexer import IS_SPACE_BYTE, IS_WORD_BYTE
+from hipport.parse import IS_SPACE_BYTE, IS_WORD_BYTE
 from hipport.patterns import whole_word_starts
 from hipport.rules import _syntax as sx
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from hipport.parse.lexer import IS_SPACE_BYTE
+from hipport.parse import IS_SPACE_BYTE
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 

@@ -1,0 +1,68 @@
+"""Where the mapping tables are and what they hold, without parsing them: their folder, their
+files, their bytes and a stamp of them (the content cache's fingerprint, which a warm run
+computes without importing hipport.mappings)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hipport.errors import MappingError
+from hipport.hashing import blake2b
+
+
+def table_dir() -> Any:
+    """The tables: the installed package's `hipport/tables`, else `<repo>/mappings`; from a
+    zip, `hipport.tables` as importlib.resources finds it. (Paths first: importing
+    importlib.resources costs 14 ms, which every run, a cached pre-commit check included,
+    would pay.)"""
+    here = Path(__file__).resolve().parent
+    for d in (here / "tables", here.parent / "mappings"):
+        if (d / "runtime.tsv").is_file():
+            return d
+    import importlib.resources  # noqa: PLC0415
+
+    try:
+        d = importlib.resources.files("hipport.tables")
+        if d.joinpath("runtime.tsv").is_file():
+            return d
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return here.parent / "mappings"
+
+
+def table_paths(directory: Any) -> list[tuple[str, Any]]:
+    """(name relative to the table folder, path) of every table, build-file tables included,
+    in name order."""
+    out = []
+    try:
+        for entry in sorted(directory.iterdir(), key=lambda p: p.name):
+            if entry.name.endswith(".tsv") and entry.is_file():
+                out.append((entry.name, entry))
+            elif entry.is_dir() and entry.name == "build_files":
+                out += [(f"{entry.name}/{sub.name}", sub)
+                        for sub in sorted(entry.iterdir(), key=lambda p: p.name) if sub.name.endswith(".tsv")]
+    except OSError as exc:
+        raise MappingError(f"cannot read the mapping tables in {directory}: {exc}") from exc
+    return out
+
+
+def table_files(directory: Any) -> list[tuple[str, bytes]]:
+    """(name relative to the table folder, bytes) of every table, in name order."""
+    try:
+        return [(name, path.read_bytes()) for name, path in table_paths(directory)]
+    except OSError as exc:
+        raise MappingError(f"cannot read the mapping tables in {directory}: {exc}") from exc
+
+
+def tables_stamp() -> bytes:
+    """Every table's name, size and modification time: what the content cache's fingerprint
+    takes of the tables, as of hipport's own code (no table is read)."""
+    parts = []
+    for name, path in table_paths(table_dir()):
+        try:
+            st = path.stat()
+            parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+        except (OSError, AttributeError, NotImplementedError):  # a table inside a zip
+            parts.append(f"{name}:{blake2b(path.read_bytes(), digest_size=16).hexdigest()}")
+    return "\n".join(parts).encode()
