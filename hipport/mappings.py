@@ -353,9 +353,10 @@ def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[
 
 
 # The parsed tables are kept beside them as Python keeps bytecode (in __pycache__, per Python
-# version, unless PYTHONDONTWRITEBYTECODE is set): marshal loads them in a third of the time parsing and validating the TSVs takes,
-# and every run, cold or warm, pays for one load at start-up. The copy is used only when the
-# digest it was written with is that of the tables' bytes and of this module's source.
+# version, unless PYTHONDONTWRITEBYTECODE is set): marshal loads them in half the time parsing
+# and validating the TSVs takes, and every run that ports or checks a file loads them once.
+# The copy is used only when the digest it was written with is that of the tables' bytes and
+# of this module's source.
 _COMPILED_FORMAT = b"1"
 
 

@@ -62,6 +62,16 @@ static inline int is_plain(unsigned char c) {
     return !(is_word(c) || c == '/' || c == '"' || c == '\'' || c == '\n' || c == '.' || c == '#');
 }
 
+/* Marks in `pairs` (8192 bytes, bit b0 << 8 | b1) the first two bytes of a word of `len` > 0
+ * bytes at `b`; a word of one byte marks every second byte. */
+static void mark_pair(unsigned char *pairs, const unsigned char *b, Py_ssize_t len) {
+    unsigned first = len == 1 ? 0u : b[1], last = len == 1 ? 255u : b[1];
+    for (unsigned b1 = first; b1 <= last; b1++) {
+        unsigned key = (unsigned)b[0] << 8 | b1;
+        pairs[key >> 3] |= (unsigned char)(1u << (key & 7));
+    }
+}
+
 /* Whether the text at i starts with one of the prefixes: binary search for the greatest
  * prefix <= the text; in a prefix-free set only that one can be a prefix of it. */
 static int starts_with_prefix(const Scan *s, Py_ssize_t i) {
@@ -455,12 +465,8 @@ static PyObject *scan(PyObject *self, PyObject *args) {
               NULL, NULL, 0, 0};
     for (Py_ssize_t k = 0; k < s.nprefixes; k++) {
         PyObject *p = PyTuple_GET_ITEM(prefixes, k);
-        const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(p);
-        Py_ssize_t len = PyBytes_GET_SIZE(p);
-        for (unsigned b1 = len == 1 ? 0 : b[1]; len > 0 && b1 < (len == 1 ? 256u : b[1] + 1u); b1++) {
-            unsigned key = (unsigned)b[0] << 8 | b1;
-            s.pairs[key >> 3] |= (unsigned char)(1u << (key & 7));
-        }
+        if (PyBytes_GET_SIZE(p) > 0)
+            mark_pair(s.pairs, (const unsigned char *)PyBytes_AS_STRING(p), PyBytes_GET_SIZE(p));
     }
     PyTypeObject *tt = (PyTypeObject *)token_type;
     PyObject *ids = PyList_New(0), *comments = PyList_New(0), *strings = PyList_New(0),
@@ -762,12 +768,7 @@ static PyObject *words_table(PyObject *self, PyObject *arg) {
         t->word[i] = b;
         t->len[i] = PyBytes_GET_SIZE(w);
         count[b[0] + 1]++;
-        for (int b1 = 0; b1 < 256; b1++) {
-            if (t->len[i] == 1 || b1 == b[1]) {
-                unsigned key = (unsigned)b[0] << 8 | (unsigned)b1;
-                t->pairs[key >> 3] |= (unsigned char)(1u << (key & 7));
-            }
-        }
+        mark_pair(t->pairs, b, t->len[i]);
     }
     for (int c = 0; c < 256; c++)
         count[c + 1] += count[c];

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, NamedTuple
 
+from hipport.patterns import starts_of
+
 try:
     from hipport.parse import _scan  # the C scanner, built by setup.py where a compiler exists
 except ImportError:  # pragma: no cover - a pure-Python install
@@ -222,10 +224,8 @@ class Substrings:
             return _scan.words_at(data, self._table)
         ends: dict[int, int] = {}
         for w in self.words:
-            at = data.find(w)
-            while at >= 0:
+            for at in starts_of(data, w):
                 ends.setdefault(at, at + len(w))
-                at = data.find(w, at + 1)
         return sorted(ends.items())
 
 

@@ -82,7 +82,7 @@ import tree_sitter
 
 from hipport.parse import tree as ts
 from hipport.parse.lexer import Substrings, logical_end
-from hipport.patterns import by_common_start, word_start
+from hipport.patterns import by_common_start, starts_of, word_start
 from hipport.rewrite.calls import split_top_level
 
 __all__ = [
@@ -1042,10 +1042,8 @@ def occurrences(data: bytes, words, patterns):
         return
     for word in words:
         w = word.encode()
-        at = data.find(w)
-        while at >= 0:
+        for at in starts_of(data, w):
             yield at, at + len(w)
-            at = data.find(w, at + 1)
 
 
 def nodes_at(ctx, words, patterns=None, code_only: bool = False):
