@@ -13,6 +13,7 @@ import marshal
 import os
 import sqlite3
 import sys
+import time
 import zlib
 from functools import lru_cache
 from pathlib import Path
@@ -49,6 +50,20 @@ def code_fingerprint() -> bytes:
                 h.update(f"{os.path.relpath(path, _PACKAGE)}:{st.st_size}:{st.st_mtime_ns}".encode())
     h.update(tables_stamp())
     return h.digest()
+
+
+# A file whose modification and change times are older than this is known by its stat (see
+# Cache.stat_key); a younger one is read: an edit within the same timestamp tick keeps the times.
+_SETTLED_NS = 2_000_000_000
+
+
+def settled_before() -> int:
+    """Files whose times are all before this are settled: their stat may stand for their bytes."""
+    return time.time_ns() - _SETTLED_NS
+
+
+def settled(st: os.stat_result, before: int) -> bool:
+    return max(st.st_mtime_ns, st.st_ctime_ns) < before
 
 
 _DB_NAME = "cache.sqlite3"
@@ -179,6 +194,16 @@ class Cache:
         h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
         h.update(data)
         return h.digest()
+
+    def stat_key(self, st: os.stat_result, name: str) -> bytes:
+        """The key of a file as its stat shows it (device, inode, size, permission bits,
+        modification and change times), under which a run keeps what it learned from the
+        file's bytes: a later run that finds the same stat neither reads nor hashes the file
+        (as git's index and ruff's cache do). The change time moves with every write and
+        chmod, and no tool sets it back. `name` says which file and what for."""
+        text = (f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mode}:{st.st_mtime_ns}:"
+                f"{st.st_ctime_ns}").encode()
+        return self.key(text, name + "\0stat")  # no path holds a NUL
 
     def get_many(self, keys: list[bytes], loads: Callable[[Any], Any] = marshal.loads) -> dict[bytes, Any]:
         """The entries found for `keys`, each value `loads(payload)`, with one query per few

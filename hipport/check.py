@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import marshal
 import os
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 
 from hipport import parallel
-from hipport.cache import open_cache
+from hipport.cache import open_cache, settled, settled_before
 from hipport.config import Settings, find_config
 from hipport.emit import read_with_mode
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
@@ -241,18 +240,6 @@ def check_file(job: FileJob) -> FileCheck:
 
 
 _BATCH = 256  # files read and looked up in the cache at a time
-# A file whose modification and change times are older than this is known by its stat (see
-# _stat_key); a younger one is read: an edit within the same timestamp tick keeps the times.
-_SETTLED_NS = 2_000_000_000
-
-
-def _stat_key(cache, job: FileJob, st: os.stat_result) -> bytes:
-    """The key of a file as its stat shows it (device, inode, size, modification and change
-    times), under which a run keeps the file's content key: a later run that finds the same
-    stat neither reads nor hashes the file (as git's index and ruff's cache do). The change
-    time moves with every write, and no tool sets it back."""
-    text = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}".encode()
-    return cache.key(text, job.path + "\0" + job.file.kind + "\0stat")  # no path holds a NUL
 
 
 def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
@@ -264,7 +251,7 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
     results: list[FileCheck | None] = [None] * len(jobs)
     misses: list[tuple[int, bytes, FileJob]] = []  # (index, cache key, job with its bytes)
     known_stats: list[tuple[bytes, bytes]] = []  # (stat key, content key) of settled files
-    settled_before = time.time_ns() - _SETTLED_NS
+    before = settled_before()
     for start in range(0, len(jobs), _BATCH):
         statted = []  # (index, stat key or None)
         for i in range(start, min(start + _BATCH, len(jobs))):
@@ -277,8 +264,8 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
             except OSError:
                 statted.append((i, None))  # reading it says why
                 continue
-            settled = max(st.st_mtime_ns, st.st_ctime_ns) < settled_before
-            statted.append((i, _stat_key(cache, jobs[i], st) if settled else None))
+            name = job.path + "\0" + f.kind
+            statted.append((i, cache.stat_key(st, name) if settled(st, before) else None))
         by_stat = cache.get_many([key for _, key in statted if key], bytes)
         found = cache.get_many(sorted(set(by_stat.values())), _load_check)
         batch = []

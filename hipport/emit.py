@@ -37,14 +37,20 @@ def write_atomic(path: Path, data: bytes, like: Path | None = None, durable: boo
         raise
 
 
-def read_with_mode(path: str | Path) -> tuple[bytes, int]:
-    """A file's bytes and permission bits, from one open (no separate stat of the path)."""
+def read_with_stat(path: str | Path) -> tuple[bytes, os.stat_result]:
+    """A file's bytes and its stat, from one open (no separate stat of the path)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         st = os.fstat(fd)
-        return _read_to_end(fd, st.st_size), stat.S_IMODE(st.st_mode)
+        return _read_to_end(fd, st.st_size), st
     finally:
         os.close(fd)
+
+
+def read_with_mode(path: str | Path) -> tuple[bytes, int]:
+    """A file's bytes and permission bits."""
+    data, st = read_with_stat(path)
+    return data, stat.S_IMODE(st.st_mode)
 
 
 def _read_to_end(fd: int, size: int) -> bytes:
@@ -58,11 +64,12 @@ def _read_to_end(fd: int, size: int) -> bytes:
     return b"".join(parts) if len(parts) > 2 else parts[0]
 
 
-def write_copy(path: str, data: bytes, mode: int) -> None:
+def write_copy(path: str, data: bytes, mode: int) -> tuple[os.stat_result, bool]:
     """Write a file of the output tree (-o OUT) with permission bits `mode`. Not atomic: the
     source is untouched, so an interrupted run loses nothing and the next run writes it again.
     A file that already holds exactly these bytes and mode is left alone: a re-run into the same
-    OUT rewrites only what changed, and build tools see unchanged files as unchanged."""
+    OUT rewrites only what changed, and build tools see unchanged files as unchanged. Returns
+    the file's stat once it holds them, and whether this call wrote it."""
     try:
         # O_NOFOLLOW: a link fails to open; O_NONBLOCK: a FIFO does not wait for a writer.
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -73,8 +80,9 @@ def write_copy(path: str, data: bytes, mode: int) -> None:
             os.unlink(path)  # never write through a link left in OUT by an earlier run
     else:
         try:
-            if _holds(fd, data, mode):
-                return
+            st = os.fstat(fd)
+            if _holds(fd, st, data, mode):
+                return st, False
         finally:
             os.close(fd)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
@@ -88,13 +96,14 @@ def write_copy(path: str, data: bytes, mode: int) -> None:
         while view:
             view = view[os.write(fd, view):]
         os.fchmod(fd, mode)
+        return os.fstat(fd), True
     finally:
         os.close(fd)
 
 
-def _holds(fd: int, data: bytes, mode: int) -> bool:
-    """The open file is a regular file with exactly these bytes and permission bits."""
-    st = os.fstat(fd)
+def _holds(fd: int, st: os.stat_result, data: bytes, mode: int) -> bool:
+    """The open file (of stat `st`) is a regular file with exactly these bytes and permission
+    bits."""
     if not stat.S_ISREG(st.st_mode) or st.st_size != len(data) or stat.S_IMODE(st.st_mode) != mode:
         return False
     try:

@@ -11,6 +11,7 @@ import fnmatch
 import importlib
 import os
 import posixpath
+import stat
 import sys
 from collections import deque
 from dataclasses import dataclass
@@ -18,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from hipport import parallel, results
-from hipport.cache import Cache, open_cache
+from hipport.cache import Cache, open_cache, settled, settled_before
 from hipport.config import NEVER_COPIED, Settings
 from hipport.edits import splice
-from hipport.emit import mirror_link, read_with_mode, unified_diff, write_atomic, write_copy
+from hipport.emit import mirror_link, read_with_mode, read_with_stat, unified_diff, write_atomic, write_copy
 from hipport.errors import UsageError
 from hipport.files import InputFile, collect
 from hipport.results import FileResult, output_name
@@ -57,7 +58,7 @@ class _Read:
     """A file read, and its cache key, on its way to the pipeline."""
     job: Job
     data: bytes
-    mode: int
+    mode: int  # permission bits
     key: bytes
 
 
@@ -166,18 +167,40 @@ def _cache(job: Job) -> Cache:
 
 def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Read]]]:
     """The batch's outcomes that need no pipeline (links, copies, cache hits) and the files
-    left to port, by position."""
+    left to port, by position. A file whose stat the cache knows is served without being read
+    when its output needs no bytes: a dry run, an in-place file the port leaves alone, or an
+    output file whose stat the cache knows too (as hipport wrote or last verified it)."""
     cache = _cache(batch[0])  # one run's jobs share the settings and the renamed files
+    before = settled_before()
     outcomes: list[Outcome | None] = []
-    reads: list[tuple[int, _Read]] = []
+    statted: list[tuple[int, Job, os.stat_result | None, bytes | None]] = []
     for job in batch:
-        first = _read(job, cache)
-        if isinstance(first, _Read):
-            reads.append((len(outcomes), first))
-            first = None
+        first = _unported(job)
+        if first is None:
+            st = _stat(job.file.where)
+            key = cache.stat_key(st, job.file.rel) if st is not None and settled(st, before) else None
+            statted.append((len(outcomes), job, st, key))
         outcomes.append(first)
-    if not reads:
+    if not statted:
         return outcomes, []
+    by_stat = cache.get_many([key for *_, key in statted if key], bytes)
+    known = cache.get_many(sorted(set(by_stat.values())), results.loads)
+    unread = [(i, job) for i, job, st, key in statted if known.get(by_stat.get(key)) is None]
+    if len(unread) < len(statted):
+        unread += _serve_unread(cache, outcomes, [(i, job, st, by_stat[key], known[by_stat[key]])
+                                                  for i, job, st, key in statted
+                                                  if known.get(by_stat.get(key)) is not None])
+    stamps: list[tuple[bytes, bytes]] = []  # (stat key, content key), stored for the next run
+    reads: list[tuple[int, _Read]] = []
+    for i, job in sorted(unread, key=lambda u: u[0]):
+        got = _read(job, cache)
+        if isinstance(got, Outcome):
+            outcomes[i] = got
+            continue
+        read, st = got
+        reads.append((i, read))
+        if settled(st, before):
+            stamps.append((cache.stat_key(st, job.file.rel), read.key))
     hits = cache.get_many([r.key for _, r in reads], results.loads)
     misses = []
     for i, r in reads:
@@ -186,13 +209,50 @@ def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Rea
             misses.append((i, r))
         else:
             spliced, record = hit
-            outcomes[i] = _finish(r, splice(r.data, spliced) if spliced else r.data, record)
+            outcomes[i], stamp = _finish(r, splice(r.data, spliced) if spliced else r.data, record, cache, before)
+            if stamp:
+                stamps.append(stamp)
+    cache.put_many(stamps, bytes)
     return outcomes, misses
 
 
-def _read(job: Job, cache: Cache) -> Outcome | _Read:
-    """A file's bytes and key, or its outcome when it is not ported (skipped, a link, a copy,
-    unreadable)."""
+def _serve_unread(cache: Cache, outcomes: list, known: list[tuple]) -> list[tuple[int, Job]]:
+    """Serve the files the cache knows by their stat, where their outputs need no bytes; the
+    others, to be read."""
+    unread, outputs = [], []
+    for i, job, st, key, (_, record) in known:
+        if job.mode == DRY_RUN or (job.mode == IN_PLACE and not record["changed"] and record["output"] == job.file.rel):
+            outcomes[i] = Outcome(record)
+        elif job.mode == OUT:
+            path = os.path.join(job.out_root, record["output"])
+            out = _stat(path, follow=False)
+            if out is not None and stat.S_IMODE(out.st_mode) == stat.S_IMODE(st.st_mode):
+                outputs.append((i, job, key, record, cache.stat_key(out, _OUT + path)))
+            else:
+                unread.append((i, job))
+        else:
+            unread.append((i, job))
+    written = cache.get_many([o[-1] for o in outputs], bytes)
+    for i, job, key, record, out_key in outputs:
+        if written.get(out_key) == key:
+            outcomes[i] = Outcome(record)
+        else:
+            unread.append((i, job))
+    return unread
+
+
+_OUT = "\0out\0"  # before an output's path in its stat key (no input's relative path holds a NUL)
+
+
+def _stat(path: str, follow: bool = True) -> os.stat_result | None:
+    try:
+        return os.stat(path, follow_symlinks=follow)
+    except OSError:
+        return None  # reading it says why (an input), or nothing there yet (an output)
+
+
+def _unported(job: Job) -> Outcome | None:
+    """The outcome of a file that is not ported (skipped, a link, a copy), else None."""
     f = job.file
     if f.skip:
         return Outcome(_record(f, output_name(f.rel, job.settings), "skipped", f.skip))
@@ -205,11 +265,17 @@ def _read(job: Job, cache: Cache) -> Outcome | _Read:
             except OSError as exc:
                 return Outcome(_record(f, f.rel, "failed", f"cannot copy: {exc}"))
         return Outcome(_record(f, f.rel, "unchanged", "excluded folder: copied as is"))
+    return None
+
+
+def _read(job: Job, cache: Cache) -> Outcome | tuple[_Read, os.stat_result]:
+    """A file's bytes and key, and its stat as read; or its outcome when it cannot be read."""
+    f = job.file
     try:
-        data, mode = read_with_mode(f.where)
+        data, st = read_with_stat(f.where)
     except OSError as exc:
         return Outcome(_record(f, output_name(f.rel, job.settings), "failed", f"cannot read: {exc.strerror or exc}"))
-    return _Read(job, data, mode, cache.key(data, f.rel))
+    return _Read(job, data, stat.S_IMODE(st.st_mode), cache.key(data, f.rel)), st
 
 
 def _record(f: InputFile, output: str, status: str, reason: str) -> dict:
@@ -221,36 +287,52 @@ def port_reads(reads: list[_Read]) -> list[Outcome]:
     from hipport import pipeline
     from hipport.loaders import prepare
 
-    if reads:
-        prepare(reads[0].job.settings)
+    if not reads:
+        return []
+    prepare(reads[0].job.settings)
     done = []
     for r in reads:
         ported = pipeline.port_source(r.data, r.job.file.rel, r.job.file.kind, r.job.settings, r.job.renamed)
         done.append((r, ported, ported.result.record()))
-    if done:  # the input's bytes are the key's: the entry keeps only what changes them
-        _cache(reads[0].job).put_many([(r.key, (ported.splices, record)) for r, ported, record in done],
-                                      results.dumps)
-    return [_finish(r, ported.data, record) for r, ported, record in done]
+    cache, before = _cache(reads[0].job), settled_before()
+    # The input's bytes are the key's: the entry keeps only what changes them.
+    cache.put_many([(r.key, (ported.splices, record)) for r, ported, record in done], results.dumps)
+    outcomes, stamps = [], []
+    for r, ported, record in done:
+        outcome, stamp = _finish(r, ported.data, record, cache, before)
+        outcomes.append(outcome)
+        if stamp:
+            stamps.append(stamp)
+    cache.put_many(stamps, bytes)
+    return outcomes
 
 
-def _finish(r: _Read, ported: bytes, record: dict) -> Outcome:
-    """Write a file's result where the mode says."""
+def _finish(r: _Read, ported: bytes, record: dict, cache: Cache,
+            before: int) -> tuple[Outcome, tuple[bytes, bytes] | None]:
+    """Write a file's result where the mode says; with -o, also the output's stat key, kept
+    so that the next run knows the output holds this port without reading it. An output this
+    run wrote is known by the stat it had right after the write; one it found holding the
+    bytes already, only when settled (like an input)."""
     job, f, output = r.job, r.job.file, record["output"]
+    stamp = None
     try:
         if job.mode == OUT:
-            write_copy(os.path.join(job.out_root, output), ported, r.mode)
+            path = os.path.join(job.out_root, output)
+            st, wrote = write_copy(path, ported, r.mode)
+            if wrote or settled(st, before):
+                stamp = (cache.stat_key(st, _OUT + path), r.key)
         elif job.mode == IN_PLACE and (record["changed"] or output != f.rel):
             target = f.path.with_name(Path(output).name)
             write_atomic(target, ported, like=f.path, durable=True)
             if target != f.path:
                 f.path.unlink()
     except OSError as exc:
-        return Outcome(_record(f, output, "failed", f"cannot write: {exc}"))
+        return Outcome(_record(f, output, "failed", f"cannot write: {exc}")), None
     if job.mode == STDOUT:
-        return Outcome(record, data=ported)
+        return Outcome(record, data=ported), stamp
     if job.mode == DIFF and record["changed"]:
-        return Outcome(record, diff=unified_diff(f.rel, output, r.data, ported))
-    return Outcome(record)
+        return Outcome(record, diff=unified_diff(f.rel, output, r.data, ported)), stamp
+    return Outcome(record), stamp
 
 
 def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:

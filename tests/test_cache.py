@@ -397,9 +397,7 @@ def _count_check_reads(monkeypatch) -> list:
 def test_a_settled_file_is_known_by_its_stat(tmp_path, private_cache, monkeypatch, capsys):
     """A file left alone since the last check is answered from its stat: not read, not hashed;
     one written since (its times moved) is read and checked again."""
-    from hipport import check
-
-    monkeypatch.setattr(check, "_SETTLED_NS", -(10**18))  # every file counts as settled
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))  # every file counts as settled
     src = tmp_path / "src"
     shutil.copytree(ROOT / "fixtures" / "check" / "warp-mask", src)
     files = sorted(p for p in src.rglob("*") if p.is_file())
@@ -416,6 +414,68 @@ def test_a_settled_file_is_known_by_its_stat(tmp_path, private_cache, monkeypatc
     assert run("check", src, "--format", "json", "--exit-zero", "-j", "1") == 0
     assert [Path(r).name for r in reads] == [edited.name]
     assert capsys.readouterr().out != cold
+
+
+def _count_port_reads(monkeypatch) -> list:
+    """The files a port reads: its inputs, and the outputs it compares before writing."""
+    from hipport import emit, runner
+
+    reads = []
+    real_read, real_holds = runner.read_with_stat, emit._holds
+    monkeypatch.setattr(runner, "read_with_stat", lambda where: reads.append(where) or real_read(where))
+    monkeypatch.setattr(emit, "_holds", lambda fd, st, *a: reads.append(st.st_ino) or real_holds(fd, st, *a))
+    return reads
+
+
+def test_a_warm_port_into_the_same_output_reads_no_file(tmp_path, private_cache, monkeypatch, capsys):
+    """Inputs and outputs known by their stat (an output as the last run wrote it) are neither
+    read nor compared; an input or output changed since, even with its size and modification
+    time put back, is read again and its output rewritten; a chmod reaches the output."""
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))  # every file counts as settled
+    src, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(EXAMPLE, src)
+    assert run("port", src, "-o", out, "--report", tmp_path / "r1", "-j", "1") == 0
+    expected = tree_bytes(out)
+    reads = _count_port_reads(monkeypatch)
+    assert run("port", src, "-o", out, "--report", tmp_path / "r2", "-j", "1") == 0
+    assert reads == [] and tree_bytes(out) == expected
+    assert (tmp_path / "r1" / "report.json").read_bytes() == (tmp_path / "r2" / "report.json").read_bytes()
+
+    def edit_keeping_size_and_mtime(path: Path) -> None:
+        st = path.stat()
+        data = bytearray(path.read_bytes())
+        data[0] ^= 0x20
+        path.write_bytes(bytes(data))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the change time still moves
+
+    ported = next(rel for rel, data in expected.items() if b"hip" in data and rel.endswith((".cu", ".cpp")))
+    edit_keeping_size_and_mtime(out / ported)
+    assert run("port", src, "-o", out, "-j", "1") == 0
+    assert tree_bytes(out) == expected and len(reads) == 2  # that input, and that output
+    edited_input = src / ported
+    edit_keeping_size_and_mtime(edited_input)
+    del reads[:]
+    assert run("port", src, "-o", out, "-j", "1") == 0
+    assert reads[:1] == [str(edited_input)] and (out / ported).read_bytes()[0] != expected[ported][0]
+    os.chmod(src / ported, 0o755)
+    assert run("port", src, "-o", out, "-j", "1") == 0
+    assert (out / ported).stat().st_mode & 0o777 == 0o755
+    del reads[:]
+    assert run("estimate", src, "-j", "1") == 0  # a dry run needs no file's bytes either
+    assert reads == []
+
+
+def test_a_port_in_place_reads_only_what_it_may_rewrite(tmp_path, private_cache, monkeypatch, capsys):
+    """In place, a file the port leaves unchanged and that is known by its stat is not read."""
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))
+    src = tmp_path / "src"
+    shutil.copytree(EXAMPLE, src)
+    assert run("port", src, "--in-place", "-j", "1") == 0  # ports the files
+    ported = tree_bytes(src)
+    assert run("port", src, "--in-place", "-j", "1") == 0  # finds nothing left to change
+    reads = _count_port_reads(monkeypatch)
+    assert run("port", src, "--in-place", "-j", "1") == 0
+    assert reads == [] and tree_bytes(src) == ported
 
 
 def test_a_file_written_just_now_is_always_read(tmp_path, private_cache, monkeypatch, capsys):
