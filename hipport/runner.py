@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import marshal
 import os
 import posixpath
 import stat
@@ -59,7 +60,8 @@ class _Read:
     job: Job
     data: bytes
     mode: int  # permission bits
-    key: bytes
+    key: bytes  # the content key
+    stat_key: bytes | None  # when the file's stat is settled (cache.Cache.stat_key)
 
 
 def check_output_dir(root: Path, inputs: list[Path], out: Path) -> None:
@@ -167,40 +169,37 @@ def _cache(job: Job) -> Cache:
 
 def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Read]]]:
     """The batch's outcomes that need no pipeline (links, copies, cache hits) and the files
-    left to port, by position. A file whose stat the cache knows is served without being read
-    when its output needs no bytes: a dry run, an in-place file the port leaves alone, or an
-    output file whose stat the cache knows too (as hipport wrote or last verified it)."""
+    left to port, by position. A file the cache knows by its stat (see _stamp) is served
+    without being read when its output needs no bytes: a dry run, an in-place file the port
+    leaves alone, or an output file whose stat is the one the cache noted."""
     cache = _cache(batch[0])  # one run's jobs share the settings and the renamed files
     before = settled_before()
     outcomes: list[Outcome | None] = []
-    statted: list[tuple[int, Job, os.stat_result | None, bytes | None]] = []
+    statted: list[tuple[int, Job, os.stat_result, bytes]] = []
     for job in batch:
         first = _unported(job)
         if first is None:
             st = _stat(job.file.where)
-            key = cache.stat_key(st, job.file.rel) if st is not None and settled(st, before) else None
-            statted.append((len(outcomes), job, st, key))
+            if st is not None and settled(st, before):
+                statted.append((len(outcomes), job, st, cache.stat_key(st, job.file.rel)))
         outcomes.append(first)
-    if not statted:
-        return outcomes, []
-    by_stat = cache.get_many([key for *_, key in statted if key], bytes)
-    known = cache.get_many(sorted(set(by_stat.values())), results.loads)
-    unread = [(i, job) for i, job, st, key in statted if known.get(by_stat.get(key)) is None]
-    if len(unread) < len(statted):
-        unread += _serve_unread(cache, outcomes, [(i, job, st, by_stat[key], known[by_stat[key]])
-                                                  for i, job, st, key in statted
-                                                  if known.get(by_stat.get(key)) is not None])
-    stamps: list[tuple[bytes, bytes]] = []  # (stat key, content key), stored for the next run
+    if statted:
+        stamps = cache.get_many([key for *_, key in statted], marshal.loads)
+        known = cache.get_many(sorted({stamp[0] for stamp in stamps.values()}), results.loads)
+        for i, job, st, key in statted:
+            stamp = stamps.get(key)
+            hit = known.get(stamp[0]) if stamp else None
+            if hit is not None and _needs_no_bytes(job, st, hit[1], stamp[1]):
+                outcomes[i] = Outcome(hit[1])
+    rows: list[tuple[bytes, bytes]] = []  # stamps for the next run
     reads: list[tuple[int, _Read]] = []
-    for i, job in sorted(unread, key=lambda u: u[0]):
-        got = _read(job, cache)
-        if isinstance(got, Outcome):
-            outcomes[i] = got
-            continue
-        read, st = got
-        reads.append((i, read))
-        if settled(st, before):
-            stamps.append((cache.stat_key(st, job.file.rel), read.key))
+    for i, job in enumerate(batch):
+        if outcomes[i] is None:
+            got = _read(job, cache, before)
+            if isinstance(got, Outcome):
+                outcomes[i] = got
+            else:
+                reads.append((i, got))
     hits = cache.get_many([r.key for _, r in reads], results.loads)
     misses = []
     for i, r in reads:
@@ -209,39 +208,28 @@ def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Rea
             misses.append((i, r))
         else:
             spliced, record = hit
-            outcomes[i], stamp = _finish(r, splice(r.data, spliced) if spliced else r.data, record, cache, before)
-            if stamp:
-                stamps.append(stamp)
-    cache.put_many(stamps, bytes)
+            outcomes[i], row = _finish(r, splice(r.data, spliced) if spliced else r.data, record, before)
+            if row:
+                rows.append(row)
+    cache.put_many(rows, bytes)
     return outcomes, misses
 
 
-def _serve_unread(cache: Cache, outcomes: list, known: list[tuple]) -> list[tuple[int, Job]]:
-    """Serve the files the cache knows by their stat, where their outputs need no bytes; the
-    others, to be read."""
-    unread, outputs = [], []
-    for i, job, st, key, (_, record) in known:
-        if job.mode == DRY_RUN or (job.mode == IN_PLACE and not record["changed"] and record["output"] == job.file.rel):
-            outcomes[i] = Outcome(record)
-        elif job.mode == OUT:
-            path = os.path.join(job.out_root, record["output"])
-            out = _stat(path, follow=False)
-            if out is not None and stat.S_IMODE(out.st_mode) == stat.S_IMODE(st.st_mode):
-                outputs.append((i, job, key, record, cache.stat_key(out, _OUT + path)))
-            else:
-                unread.append((i, job))
-        else:
-            unread.append((i, job))
-    written = cache.get_many([o[-1] for o in outputs], bytes)
-    for i, job, key, record, out_key in outputs:
-        if written.get(out_key) == key:
-            outcomes[i] = Outcome(record)
-        else:
-            unread.append((i, job))
-    return unread
+def _needs_no_bytes(job: Job, st: os.stat_result, record: dict, output: tuple | None) -> bool:
+    """Whether a file known by its stat can be answered from its record alone: nothing to write,
+    or an output that has the stat this port left it with (and the input's permission bits)."""
+    if job.mode == DRY_RUN:
+        return True
+    if job.mode == IN_PLACE:
+        return not record["changed"] and record["output"] == job.file.rel
+    if job.mode != OUT or output is None:
+        return False
+    out = _stat(os.path.join(job.out_root, record["output"]), follow=False)
+    return out is not None and _stat_values(out) == output and stat.S_IMODE(out.st_mode) == stat.S_IMODE(st.st_mode)
 
 
-_OUT = "\0out\0"  # before an output's path in its stat key (no input's relative path holds a NUL)
+def _stat_values(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns
 
 
 def _stat(path: str, follow: bool = True) -> os.stat_result | None:
@@ -268,14 +256,15 @@ def _unported(job: Job) -> Outcome | None:
     return None
 
 
-def _read(job: Job, cache: Cache) -> Outcome | tuple[_Read, os.stat_result]:
-    """A file's bytes and key, and its stat as read; or its outcome when it cannot be read."""
+def _read(job: Job, cache: Cache, before: int) -> Outcome | _Read:
+    """A file's bytes and keys, or its outcome when it cannot be read."""
     f = job.file
     try:
         data, st = read_with_stat(f.where)
     except OSError as exc:
         return Outcome(_record(f, output_name(f.rel, job.settings), "failed", f"cannot read: {exc.strerror or exc}"))
-    return _Read(job, data, stat.S_IMODE(st.st_mode), cache.key(data, f.rel)), st
+    return _Read(job, data, stat.S_IMODE(st.st_mode), cache.key(data, f.rel),
+                 cache.stat_key(st, f.rel) if settled(st, before) else None)
 
 
 def _record(f: InputFile, output: str, status: str, reason: str) -> dict:
@@ -290,37 +279,30 @@ def port_reads(reads: list[_Read]) -> list[Outcome]:
     if not reads:
         return []
     prepare(reads[0].job.settings)
-    done = []
+    before = settled_before()
+    outcomes, rows = [], []
     for r in reads:
         ported = pipeline.port_source(r.data, r.job.file.rel, r.job.file.kind, r.job.settings, r.job.renamed)
-        done.append((r, ported, ported.result.record()))
-    cache, before = _cache(reads[0].job), settled_before()
-    # The input's bytes are the key's: the entry keeps only what changes them.
-    cache.put_many([(r.key, (ported.splices, record)) for r, ported, record in done], results.dumps)
-    outcomes, stamps = [], []
-    for r, ported, record in done:
-        outcome, stamp = _finish(r, ported.data, record, cache, before)
+        record = ported.result.record()
+        # The input's bytes are the key's: the entry keeps only what changes them.
+        rows.append((r.key, results.dumps((ported.splices, record))))
+        outcome, row = _finish(r, ported.data, record, before)
         outcomes.append(outcome)
-        if stamp:
-            stamps.append(stamp)
-    cache.put_many(stamps, bytes)
+        if row:
+            rows.append(row)
+    _cache(reads[0].job).put_many(rows, bytes)  # one transaction
     return outcomes
 
 
-def _finish(r: _Read, ported: bytes, record: dict, cache: Cache,
-            before: int) -> tuple[Outcome, tuple[bytes, bytes] | None]:
-    """Write a file's result where the mode says; with -o, also the output's stat key, kept
-    so that the next run knows the output holds this port without reading it. An output this
-    run wrote is known by the stat it had right after the write; one it found holding the
-    bytes already, only when settled (like an input)."""
+def _finish(r: _Read, ported: bytes, record: dict, before: int) -> tuple[Outcome, tuple[bytes, bytes] | None]:
+    """Write a file's result where the mode says; and the file's stamp for the next run, when
+    its stat is settled (see _stamp)."""
     job, f, output = r.job, r.job.file, record["output"]
-    stamp = None
+    written = None
     try:
         if job.mode == OUT:
-            path = os.path.join(job.out_root, output)
-            st, wrote = write_copy(path, ported, r.mode)
-            if wrote or settled(st, before):
-                stamp = (cache.stat_key(st, _OUT + path), r.key)
+            st, wrote = write_copy(os.path.join(job.out_root, output), ported, r.mode)
+            written = _stat_values(st) if wrote or settled(st, before) else None
         elif job.mode == IN_PLACE and (record["changed"] or output != f.rel):
             target = f.path.with_name(Path(output).name)
             write_atomic(target, ported, like=f.path, durable=True)
@@ -328,11 +310,20 @@ def _finish(r: _Read, ported: bytes, record: dict, cache: Cache,
                 f.path.unlink()
     except OSError as exc:
         return Outcome(_record(f, output, "failed", f"cannot write: {exc}")), None
+    row = None if r.stat_key is None else _stamp(r, written)
     if job.mode == STDOUT:
-        return Outcome(record, data=ported), stamp
+        return Outcome(record, data=ported), row
     if job.mode == DIFF and record["changed"]:
-        return Outcome(record, diff=unified_diff(f.rel, output, r.data, ported)), stamp
-    return Outcome(record), stamp
+        return Outcome(record, diff=unified_diff(f.rel, output, r.data, ported)), row
+    return Outcome(record), row
+
+
+def _stamp(r: _Read, output: tuple | None) -> tuple[bytes, bytes]:
+    """The cache row that lets the next run skip reading a file: under the input's stat key,
+    its content key, and with -o the stat its output file had when this run wrote it, or found
+    it holding the port already (then only when settled, as inputs are). Another output folder
+    holds other files (device, inode), so a run into it reads and writes again."""
+    return r.stat_key, marshal.dumps((r.key, output))
 
 
 def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:
