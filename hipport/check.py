@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import marshal
 import os
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 
@@ -27,8 +26,7 @@ if TYPE_CHECKING:
 DEFAULT_FAIL_ON = "warning"
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     """What `check` does beyond the port Settings: rule selection and how it fails."""
     select: tuple[str, ...] = ()  # empty: every rule
     ignore: tuple[str, ...] = ()
@@ -36,8 +34,7 @@ class Options:
     exit_zero: bool = False
 
 
-@dataclass(frozen=True)
-class FileJob:
+class FileJob(NamedTuple):
     file: InputFile
     path: str  # as reported: relative to the current folder where the file is under it
     settings: Settings
@@ -45,8 +42,7 @@ class FileJob:
     data: bytes = b""  # the file's bytes, read by the run (the cache key is made from them)
 
 
-@dataclass(frozen=True)
-class FileCheck:
+class FileCheck(NamedTuple):
     """One file's outcome; it crosses process boundaries, so it is a small frozen value."""
     path: str
     kind: str
@@ -56,14 +52,15 @@ class FileCheck:
     suppressed: int = 0
 
 
-@dataclass
 class CheckResult:
-    files: list[FileCheck]
-    findings: list[Finding]  # after suppressions, selection and the baseline, in path order
-    codes: tuple[str, ...]  # the selected rules' codes
-    suppressed: int = 0
-    baselined: int = 0
-    notes: list[str] = field(default_factory=list)
+    def __init__(self, files: list[FileCheck], findings: list[Finding], codes: tuple[str, ...],
+                 suppressed: int = 0, baselined: int = 0):
+        self.files = files
+        self.findings = findings  # after suppressions, selection and the baseline, in path order
+        self.codes = codes  # the selected rules' codes
+        self.suppressed = suppressed
+        self.baselined = baselined
+        self.notes: list[str] = []
 
     @property
     def rules(self) -> list[Rule]:
@@ -287,7 +284,7 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
                 known_stats.append((stat_key, key))
             results[i] = found.get(key)
             if results[i] is None:
-                misses.append((i, key, replace(jobs[i], data=data)))
+                misses.append((i, key, jobs[i]._replace(data=data)))
     cache.put_many(known_stats, bytes)
     if on_done:
         for _ in range(len(jobs) - len(misses)):

@@ -3,9 +3,8 @@ and the command line, which wins."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hipport.errors import HipportError
 
@@ -19,8 +18,7 @@ NEVER_COPIED = (
 DEFAULT_EXCLUDE = NEVER_COPIED + ("third_party", "third-party", "thirdparty", "vendor", "external", "3rdparty")
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     launch_syntax: str = "keep"  # keep | hip
     target_hip: tuple[int, int] | None = None  # None: newest release in the tables
     libs: str = "hip"  # hip | roc
@@ -49,7 +47,7 @@ def parse_target(text: str) -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
-_KEYS = {f.name.replace("_", "-"): f.name for f in fields(Settings)}
+_KEYS = {name.replace("_", "-"): name for name in Settings._fields}
 
 
 def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:

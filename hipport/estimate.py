@@ -14,9 +14,9 @@ from __future__ import annotations
 import io
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from hipport.errors import HipportError
 from hipport.findings import CATEGORY_CODES, EFFORTS
@@ -26,8 +26,7 @@ BUILD_KINDS = frozenset({"cmake", "make", "setup.py", "docker", "requirements", 
 SOURCE_KINDS = frozenset({"cuda", "cpp"})
 
 
-@dataclass(frozen=True)
-class Range:
+class Range(NamedTuple):
     low: float
     likely: float
     high: float
@@ -46,8 +45,7 @@ class Range:
 ZERO = Range(0.0, 0.0, 0.0)
 
 
-@dataclass(frozen=True)
-class Rates:
+class Rates(NamedTuple):
     review_minutes: Range  # per converted CUDA API reference
     effort_hours: Mapping[str, Range]  # per finding, by effort class
     category_multiplier: Mapping[str, float]  # per finding category (1.0 when absent)
@@ -131,10 +129,10 @@ def rates_from_table(table: Mapping[str, Any], base: Rates = DEFAULTS, source: s
         raise HipportError(f"{prefix}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_TOP_KEYS))})")
     rates = base
     if "review-minutes" in table:
-        rates = replace(rates, review_minutes=_range(table["review-minutes"], f"{prefix} review-minutes"))
+        rates = rates._replace(review_minutes=_range(table["review-minutes"], f"{prefix} review-minutes"))
     for key, attr in (("kernel-hours", "kernel_hours"), ("build-file-hours", "build_file_hours")):
         if key in table:
-            rates = replace(rates, **{attr: _range(table[key], f"{prefix} {key}")})
+            rates = rates._replace(**{attr: _range(table[key], f"{prefix} {key}")})
     if "effort-hours" in table:
         sub = table["effort-hours"]
         if not isinstance(sub, dict):
@@ -144,7 +142,7 @@ def rates_from_table(table: Mapping[str, Any], base: Rates = DEFAULTS, source: s
             if k not in EFFORTS:
                 raise HipportError(f"{prefix} effort-hours: unknown effort class {k!r} (known: {', '.join(EFFORTS)})")
             efforts[k] = _range(v, f"{prefix} effort-hours.{k}")
-        rates = replace(rates, effort_hours=efforts)
+        rates = rates._replace(effort_hours=efforts)
     if "category-multiplier" in table:
         sub = table["category-multiplier"]
         if not isinstance(sub, dict):
@@ -156,8 +154,8 @@ def rates_from_table(table: Mapping[str, Any], base: Rates = DEFAULTS, source: s
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or not math.isfinite(v):
                 raise HipportError(f"{prefix} category-multiplier.{k}: want a non-negative number, not {v!r}")
             mult[k] = float(v)
-        rates = replace(rates, category_multiplier=mult)
-    return replace(rates, source=source or rates.source)
+        rates = rates._replace(category_multiplier=mult)
+    return rates._replace(source=source or rates.source)
 
 
 def load_rates(paths: list[Path]) -> Rates:
@@ -178,11 +176,10 @@ def load_rates(paths: list[Path]) -> Rates:
 
 # --- the estimate ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Counts:
+class Counts(NamedTuple):
     """What the estimate multiplies: the report's numbers, nothing else."""
     references: int = 0  # CUDA API references converted automatically
-    findings: Mapping[tuple[str, str, str], int] = field(default_factory=dict)  # (category, effort, severity) -> n
+    findings: Mapping[tuple[str, str, str], int] = MappingProxyType({})  # (category, effort, severity) -> n
     kernels: int = 0
     build_files: int = 0
 
@@ -332,8 +329,7 @@ _ALIASES = {"build-files": "build_files", "build files": "build_files", "refs": 
 _IGNORED = {"name", "project", "notes", "note", "source"}
 
 
-@dataclass(frozen=True)
-class Calibration:
+class Calibration(NamedTuple):
     rates: Rates
     fitted: dict[str, float]  # column -> likely hours per unit
     rows: int
@@ -450,19 +446,19 @@ def calibrate(text: str, base: Rates, where: str = "CSV") -> Calibration:
 
     rates = base
     if "references" in fitted:
-        rates = replace(rates, review_minutes=refit(rates.review_minutes, fitted["references"] * 60))
+        rates = rates._replace(review_minutes=refit(rates.review_minutes, fitted["references"] * 60))
     efforts = dict(rates.effort_hours)
     for e in EFFORTS:
         if e in fitted:
             efforts[e] = refit(efforts[e], fitted[e])
-    rates = replace(rates, effort_hours=efforts)
+    rates = rates._replace(effort_hours=efforts)
     if any(e in fitted for e in EFFORTS):
-        rates = replace(rates, category_multiplier={k: 1.0 for k in rates.category_multiplier})
+        rates = rates._replace(category_multiplier={k: 1.0 for k in rates.category_multiplier})
     if "kernels" in fitted:
-        rates = replace(rates, kernel_hours=refit(rates.kernel_hours, fitted["kernels"]))
+        rates = rates._replace(kernel_hours=refit(rates.kernel_hours, fitted["kernels"]))
     if "build_files" in fitted:
-        rates = replace(rates, build_file_hours=refit(rates.build_file_hours, fitted["build_files"]))
-    rates = replace(rates, source=f"calibrated on {where}")
+        rates = rates._replace(build_file_hours=refit(rates.build_file_hours, fitted["build_files"]))
+    rates = rates._replace(source=f"calibrated on {where}")
     return Calibration(rates, fitted, len(matrix), rms, kept)
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from hipport.config import NEVER_COPIED, Settings
 from hipport.errors import HipportError
@@ -60,8 +59,7 @@ def is_source(kind: str) -> bool:
     return kind in ("cuda", "cpp")
 
 
-@dataclass(frozen=True)
-class InputFile:
+class InputFile(NamedTuple):
     where: str  # the path as found (absolute); a string, as a Path per file costs a tree's walk
     rel: str  # relative to the root, with `/`
     kind: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 SEVERITIES = ("info", "warning", "error")  # ascending
 EFFORTS = ("trivial", "low", "medium", "high")
@@ -19,8 +19,7 @@ CATEGORY_CODES = {
 }
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
+class Finding(NamedTuple):
     path: str
     line: int
     column: int
@@ -35,31 +34,26 @@ class Finding:
     snippet: str = ""
 
     def to_json(self) -> dict:
-        # Spelled out: dataclasses.asdict deep-copies and is ~10x slower on large reports.
         return {"path": self.path, "line": self.line, "column": self.column, "end_line": self.end_line,
                 "end_column": self.end_column, "rule": self.rule, "category": self.category,
                 "severity": self.severity, "effort": self.effort, "message": self.message,
                 "suggestion": self.suggestion, "snippet": self.snippet}
 
     def to_tuple(self) -> tuple:
-        """The fields in FIELDS order: how a cached port result holds a finding (a plain tuple
-        loads several times faster than a dataclass)."""
-        return (self.path, self.line, self.column, self.end_line, self.end_column, self.rule, self.category,
-                self.severity, self.effort, self.message, self.suggestion, self.snippet)
+        """The fields in FIELDS order, as a plain tuple: how a cached result holds a finding
+        (marshal writes plain tuples only)."""
+        return tuple(self)
 
 
-FIELDS = tuple(f.name for f in fields(Finding))  # to_json's keys, in to_tuple's order
+FIELDS = Finding._fields  # to_json's keys, in to_tuple's order
 CATEGORY, SEVERITY, EFFORT = (FIELDS.index(name) for name in ("category", "severity", "effort"))
 
 
 def finding_of(values: tuple) -> Finding:
-    """The Finding whose to_tuple() is `values`, built without the frozen dataclass's __init__
-    (a field at a time through object.__setattr__): a warm `check` loads tens of thousands."""
+    """The Finding whose to_tuple() is `values`."""
     if len(values) != len(FIELDS):
         raise ValueError("not a finding's fields")
-    f = object.__new__(Finding)
-    object.__setattr__(f, "__dict__", dict(zip(FIELDS, values)))
-    return f
+    return tuple.__new__(Finding, values)
 
 
 def json_of(values: tuple) -> dict:

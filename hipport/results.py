@@ -10,8 +10,8 @@ heavy, so a run served from the cache never loads the porting and analysis code.
 from __future__ import annotations
 
 import marshal
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 from hipport.findings import Finding, json_of
 
@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from hipport.kernels import Scan
 
 
-@dataclass(frozen=True)
-class FileResult:
+class FileResult(NamedTuple):
     source: str
     output: str
     kind: str
@@ -29,7 +28,7 @@ class FileResult:
     reason: str = ""
     changed: bool = False
     replacements: int = 0
-    by_library: dict[str, int] = field(default_factory=dict)
+    by_library: Mapping[str, int] = MappingProxyType({})  # read-only: the default is shared
     unmapped: tuple[dict, ...] = ()
     notes: tuple[str, ...] = ()
     defines: tuple[str, ...] = ()  # CUDA-looking macros the file defines: not unmapped elsewhere
@@ -80,8 +79,7 @@ def json_entry(record: dict) -> dict:
     return d
 
 
-@dataclass(frozen=True)
-class Ported:
+class Ported(NamedTuple):
     data: bytes
     result: FileResult
     # What turns the input into `data` (edits.splice): () where nothing changed

@@ -15,9 +15,8 @@ import posixpath
 import stat
 import sys
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple
 
 from hipport import parallel, results
 from hipport.cache import Cache, open_cache, settled, settled_before
@@ -37,8 +36,7 @@ BATCH = 64  # files per cache query and per task of a worker
 AHEAD = 4  # batches read ahead of each worker: bounds the bytes held in memory
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     file: InputFile
     mode: str
     out_root: Path | None
@@ -47,15 +45,13 @@ class Job:
     cache_root: Path | None = None
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     record: dict  # FileResult.record()
     data: bytes | None = None  # the ported bytes, for --stdout
     diff: str = ""  # for --diff
 
 
-@dataclass(frozen=True)
-class _Read:
+class _Read(NamedTuple):
     """A file read, and its cache key, on its way to the pipeline."""
     job: Job
     data: bytes

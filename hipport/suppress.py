@@ -29,7 +29,6 @@ import bisect
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from hipport import __version__
@@ -70,16 +69,16 @@ def comment_spans(data: bytes, kind: str, c_comments: Sequence[tuple[int, int]] 
     return [m.span("c") for m in pattern.finditer(data) if m.group("c") is not None]
 
 
-@dataclass
 class Suppression:
-    start: int  # byte span of the marker (`hipport: ignore[...]`)
-    end: int
-    line: int
-    file_level: bool
-    names: tuple[str, ...]  # as written; () covers everything
-    covers: tuple[int, ...] = ()  # lines covered (line suppressions)
-    malformed: bool = False
-    used: set[str] = field(default_factory=set)  # names that matched a finding ("*" for bare)
+    def __init__(self, start: int, end: int, line: int, file_level: bool, names: tuple[str, ...],
+                 malformed: bool = False):
+        self.start, self.end = start, end  # byte span of the marker (`hipport: ignore[...]`)
+        self.line = line
+        self.file_level = file_level
+        self.names = names  # as written; () covers everything
+        self.covers: tuple[int, ...] = ()  # lines covered (line suppressions)
+        self.malformed = malformed
+        self.used: set[str] = set()  # names that matched a finding ("*" for bare)
 
     @property
     def bare(self) -> bool:

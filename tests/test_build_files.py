@@ -27,7 +27,7 @@ def port(kind: str, text: str | bytes, s: Settings = Settings(), renamed: frozen
          target=None):
     data = text.encode() if isinstance(text, str) else text
     if target is not None:
-        s = Settings(**{**s.__dict__, "target_hip": target})
+        s = s._replace(target_hip=target)
     ported = port_source(data, NAMES[kind], kind, s, renamed)
     assert ported.result.status in ("ported", "unchanged"), ported.result
     again = port_source(ported.data, NAMES[kind], kind, s, renamed)

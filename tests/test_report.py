@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import json
 import shutil
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
@@ -195,12 +194,8 @@ def test_failed_and_skipped_files_still_validate(tmp_path):
 def test_build_reads_no_file_when_results_carry_kernels(tmp_path, monkeypatch):
     """The contract for the pipeline: a FileResult with a `kernels` Scan is used as it is."""
 
-    @dataclass(frozen=True)
-    class WithKernels(FileResult):
-        kernels: kern.Scan | None = None
-
     scan = kern.Scan((kern.Kernel("k", 3, True),), (kern.Launch("k", 9, "<<<>>>"),))
-    results = [WithKernels("a.cu", "a.cu", "cuda", "unchanged", lines=10, kernels=scan)]
+    results = [FileResult("a.cu", "a.cu", "cuda", "unchanged", lines=10, kernels=scan)]
 
     def no_reads(*a, **k):
         raise AssertionError("the report read a file")

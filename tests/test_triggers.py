@@ -4,7 +4,6 @@ triggers and again with none."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
@@ -28,7 +27,7 @@ def test_triggers_hide_no_finding(path: Path):
     kind = file_kind(path.name)
     settings = Settings()
     with_triggers = analyze(context_for(data, path.name, kind, settings))
-    untriggered = [dataclasses.replace(r, triggers=()) for r in all_rules()]
+    untriggered = [r._replace(triggers=()) for r in all_rules()]
     assert with_triggers == analyze(context_for(data, path.name, kind, settings), untriggered)
 
 
@@ -68,7 +67,7 @@ def test_a_rule_runs_only_where_one_of_its_triggers_is():
         yield Hit(0, 1, "probe")
 
     template = all_rules()[0]
-    rule = dataclasses.replace(template, code="HP9999", check=probe, kinds=frozenset({"cuda"}),
+    rule = template._replace(code="HP9999", check=probe, kinds=frozenset({"cuda"}),
                                triggers=(b"__shfl_xor", b"cudaGraphLaunch"))
     settings = Settings()
     for name, data in (("none.cu", b"__global__ void k() {}\n"),
@@ -153,7 +152,7 @@ def test_case_blind_names_trigger_their_rules(code, text):
     rules = [r for r in all_rules() if r.code == code]
     found = analyze(context_for(text, "t.cu", "cuda", settings), rules)
     assert [f.rule for f in found] == [code]
-    untriggered = [dataclasses.replace(r, triggers=()) for r in rules]
+    untriggered = [r._replace(triggers=()) for r in rules]
     assert found == analyze(context_for(text, "t.cu", "cuda", settings), untriggered)
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from hipport import __version__
 from hipport import estimate as est
@@ -189,8 +188,7 @@ def _pct(part: int, whole: int) -> float | None:
     return round(100.0 * part / whole, 1) if whole else None
 
 
-@dataclass(frozen=True)
-class _Totals:
+class _Totals(NamedTuple):
     """What the summary, the estimate and the lists share, from one pass over the records."""
     summary: dict
     estimate: dict

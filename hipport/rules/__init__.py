@@ -14,10 +14,8 @@ rule's only documentation; it must have the four sections in DOC_SECTIONS.
 from __future__ import annotations
 
 import importlib
-import inspect
 import pkgutil
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
 
 from hipport.findings import CATEGORY_CODES, EFFORTS, SEVERITIES
@@ -34,8 +32,7 @@ class Hit(NamedTuple):
     severity: str = ""  # overrides the rule's default where the same pattern varies
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     code: str
     name: str
     category: str
@@ -50,6 +47,8 @@ class Rule:
 
     @property
     def doc(self) -> str:
+        import inspect  # noqa: PLC0415 - for the docs alone (a cached check needs no inspect)
+
         return inspect.cleandoc(self.check.__doc__ or "")
 
     def section(self, title: str) -> str:
