@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Iterable, Iterator, TypeVar
 
@@ -21,19 +20,17 @@ from hipport.source import Source
 T = TypeVar("T")
 
 
-@dataclass
 class FileContext:
-    path: str  # relative, with `/`
-    kind: str  # files.file_kind
-    data: bytes
-    lexer: Lexer
-    mappings: Mappings
-    settings: Settings
-    source: Source = field(init=False)
-    memo: dict = field(init=False, default_factory=dict, repr=False)  # rules._syntax.memo's
-
-    def __post_init__(self) -> None:
-        self.source = Source(self.data, self.path)
+    def __init__(self, path: str, kind: str, data: bytes, lexer: Lexer, mappings: Mappings,
+                 settings: Settings):
+        self.path = path  # relative, with `/`
+        self.kind = kind  # files.file_kind
+        self.data = data
+        self.lexer = lexer
+        self.mappings = mappings
+        self.settings = settings
+        self.source = Source(data, path)
+        self.memo: dict = {}  # rules._syntax.memo's
 
     @cached_property
     def lexed(self) -> Lexed:

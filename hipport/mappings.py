@@ -9,10 +9,9 @@ import operator
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 from hipport.errors import MappingError
 from hipport.hashing import blake2b
@@ -39,8 +38,7 @@ _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*\Z")
 _HEADER_PATH = re.compile(r"[A-Za-z0-9_./+-]+\Z")
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     cuda: str
     hip: str
     roc: str
@@ -60,23 +58,26 @@ class Entry:
     transform: str = ""  # a named argument-aware rewrite (hipport/rewrite/calls.py)
 
 
-@dataclass(frozen=True)
 class Mappings:
-    entries: _Entries  # name -> Entry, built on first use
-    names: Mapping[str, str]
-    includes: Mapping[str, str]
-    include_library: Mapping[str, str]
-    target_hip: tuple[int, int]
-    libs: str = "hip"
-    experimental: bool = False
-    conflicts: tuple[str, ...] = ()  # how same-named rows of different tables were resolved
-    transforms: Mapping[str, str] = field(default_factory=dict)  # cuda name -> named call rewrite
-    # unsupported_reason's answers: every file asks again for the same few hundred names
-    _reasons: dict[str, str | None] = field(default_factory=dict, init=False, repr=False,
-                                            compare=False, hash=False)
-    # wanted()'s answers, per test: the table rules ask about the same names in every file
-    _wanted: dict[Callable, dict[str, bool]] = field(default_factory=dict, init=False, repr=False,
-                                                     compare=False, hash=False)
+    """The tables resolved for one set of settings (see load)."""
+
+    def __init__(self, entries: _Entries, names: Mapping[str, str], includes: Mapping[str, str],
+                 include_library: Mapping[str, str], target_hip: tuple[int, int], libs: str = "hip",
+                 experimental: bool = False, conflicts: tuple[str, ...] = (),
+                 transforms: Mapping[str, str] = MappingProxyType({})):
+        self.entries = entries  # name -> Entry, built on first use
+        self.names = names
+        self.includes = includes
+        self.include_library = include_library
+        self.target_hip = target_hip
+        self.libs = libs
+        self.experimental = experimental
+        self.conflicts = conflicts  # how same-named rows of different tables were resolved
+        self.transforms = transforms  # cuda name -> named call rewrite
+        # unsupported_reason's answers: every file asks again for the same few hundred names
+        self._reasons: dict[str, str | None] = {}
+        # wanted()'s answers, per test: the table rules ask about the same names in every file
+        self._wanted: dict[Callable, dict[str, bool]] = {}
 
     def lookup(self, name: str) -> Entry | None:
         return self.entries.get(name)

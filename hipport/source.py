@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 
 from hipport.parse.lexer import _scan
 
@@ -25,11 +24,11 @@ def python_line_starts(data: bytes) -> list[int]:
 _line_starts = _scan.line_starts if _scan is not None else python_line_starts
 
 
-@dataclass(frozen=True)
 class Source:
-    data: bytes
-    path: str = "<stdin>"
-    _line_starts: list[int] = field(default_factory=list, init=False, repr=False, compare=False)
+    def __init__(self, data: bytes, path: str = "<stdin>"):
+        self.data = data
+        self.path = path
+        self._line_starts: list[int] = []
 
     @property
     def bom(self) -> bytes:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, NamedTuple
 
@@ -63,18 +62,21 @@ class Directive(NamedTuple):  # a tuple: a header may hold thousands (glew.h: 6,
         return data[self.path_start + 1 : self.path_end - 1]
 
 
-@dataclass
 class Lexed:
-    data: bytes
-    identifiers: list[Token] = field(default_factory=list)  # candidate words in code
-    comments: list[tuple[int, int]] = field(default_factory=list)
-    strings: list[tuple[int, int]] = field(default_factory=list)
-    directives: list[Directive] = field(default_factory=list)
-    contexts: dict[int, str] = field(default_factory=dict, repr=False, compare=False)  # names._context
-    brace_offsets: list[int] | None = field(default=None, repr=False, compare=False)  # code_braces()
-    _comment_starts: list[int] = field(default_factory=list, repr=False)
-    _skip_starts: list[int] = field(default_factory=list, repr=False)
-    _skip_ends: list[int] = field(default_factory=list, repr=False)
+    def __init__(self, data: bytes, identifiers: list[Token] | None = None,
+                 comments: list[tuple[int, int]] | None = None, strings: list[tuple[int, int]] | None = None,
+                 directives: list[Directive] | None = None, contexts: dict[int, str] | None = None,
+                 brace_offsets: list[int] | None = None):
+        self.data = data
+        self.identifiers = [] if identifiers is None else identifiers  # candidate words in code
+        self.comments = [] if comments is None else comments
+        self.strings = [] if strings is None else strings
+        self.directives = [] if directives is None else directives
+        self.contexts = {} if contexts is None else contexts  # names._context
+        self.brace_offsets = brace_offsets  # code_braces()
+        self._comment_starts: list[int] = []
+        self._skip_starts: list[int] = []
+        self._skip_ends: list[int] = []
 
     @cached_property
     def directive_ends(self) -> list[int]:

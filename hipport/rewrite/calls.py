@@ -8,7 +8,6 @@ own rename edits: a transform only wraps, inserts or removes whole arguments.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 from hipport.edits import Edit
@@ -75,11 +74,10 @@ def parse_call(data: bytes, name_end: int) -> Call | None:
     return Call(i, close, args)
 
 
-@dataclass
-class Rewrite:
+class Rewrite(NamedTuple):
     name: str  # the function's new name
-    edits: list[Edit] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    edits: tuple[Edit, ...] | list[Edit] = ()
+    notes: tuple[str, ...] | list[str] = ()
 
 
 class Site(NamedTuple):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 from hipport.edits import Edit
@@ -23,8 +22,7 @@ _DEFINE_NAME = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
 _LOOKBEHIND = 96  # bytes of context enough to see `obj.`, `a->`, `ns ::`, `##`
 
 
-@dataclass(frozen=True)
-class Unmapped:
+class Unmapped(NamedTuple):
     name: str
     count: int
     line_offset: int  # first occurrence
@@ -90,8 +88,7 @@ def _qualifiers(lexed: Lexed, start: int) -> list[str]:
         i = m.start(1)
 
 
-@dataclass
-class Renamed:
+class Renamed(NamedTuple):
     edits: list[Edit]
     unmapped: list[Unmapped]
     notes: list[tuple[int, str]]  # (offset, text): what a transform wants the report to say

@@ -20,8 +20,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
-from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from hipport.edits import Edit, apply_edits
 from hipport.rewrite.shell import (Rewritten, Spans, arch_list, flag_edits, flag_rules, libraries,
@@ -36,15 +35,15 @@ _LINK_KEYWORDS = frozenset({"extra_link_args", "extra_ldflags"})
 _HIP_NAMES = frozenset({"IS_HIP_EXTENSION", "ROCM_HOME"})
 
 
-@dataclass
 class _Module:
-    data: bytes
-    tree: ast.Module
-    starts: list[int]
-    parents: dict = field(default_factory=dict)
-    bindings: dict[str, list[ast.AST]] = field(default_factory=dict)  # name -> values given to it
-    adds: dict[str, list[tuple[ast.AST, ast.Call | None]]] = field(default_factory=dict)
-    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    def __init__(self, data: bytes, tree: ast.Module, starts: list[int]):
+        self.data = data
+        self.tree = tree
+        self.starts = starts
+        self.parents: dict = {}
+        self.bindings: dict[str, list[ast.AST]] = {}  # name -> values given to it
+        self.adds: dict[str, list[tuple[ast.AST, ast.Call | None]]] = {}
+        self.functions: dict[str, ast.FunctionDef] = {}
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         return (self.starts[node.lineno - 1] + node.col_offset,
@@ -115,14 +114,12 @@ def _under_hip_test(mod: _Module, node: ast.AST) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Key:
+class _Key(NamedTuple):
     """A dictionary entry set piecewise: `args["nvcc"] = [...]`, `args["nvcc"].append(...)`."""
     key: str
 
 
-@dataclass(frozen=True)
-class Slot:
+class Slot(NamedTuple):
     """A string constant found in a value: where it is and what holds it."""
     node: ast.Constant
     container: ast.AST | None  # the list/tuple literal it is an element of

@@ -10,7 +10,6 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
@@ -70,8 +69,7 @@ def _version(text: str) -> tuple[int, int] | None:
     return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0) if text else None
 
 
-@dataclass(frozen=True)
-class Library:
+class Library(NamedTuple):
     cuda: str
     hip: str  # link name
     package: str  # CMake package ("" when it has none)
@@ -104,12 +102,13 @@ def libraries(target: tuple[int, int]) -> dict[str, Library]:
 # results
 
 
-@dataclass
 class Rewritten:
     """What a build-file rewriter returns: edits against the original bytes and notes for the
     report, each at a byte offset."""
-    edits: list[Edit] = field(default_factory=list)
-    notes: list[tuple[int, str]] = field(default_factory=list)
+
+    def __init__(self) -> None:
+        self.edits: list[Edit] = []
+        self.notes: list[tuple[int, str]] = []
 
     def note(self, offset: int, text: str) -> None:
         self.notes.append((offset, text))

@@ -75,7 +75,6 @@ import bisect
 import functools
 import weakref
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
 
 import tree_sitter
@@ -444,8 +443,7 @@ def _truths(cond: str | None) -> tuple[bool | None, bool | None, bool | None]:
     return _truth_of(cond, _HOST_ENV), _truth_of(cond, _DEVICE_ENV), _truth_of(cond, _HIP_ENV)
 
 
-@dataclass
-class _Branches:
+class _Branches(NamedTuple):
     starts: list[int]  # conditional directives' (#if ... #endif) start offsets, sorted
     # per directive: (never in nvcc's host pass, never in its device pass, never compiled by
     # hipcc) for the code after it, up to the next conditional directive
@@ -798,8 +796,7 @@ def qualifier_macros(ctx) -> dict[bytes, frozenset[bytes]]:
     return memo(ctx, "qualifier_macros", _qualifier_macros)
 
 
-@dataclass(frozen=True)
-class DeviceFunction:
+class DeviceFunction(NamedTuple):
     name: str  # "" for a lambda
     kind: str  # "global" | "device" | "host-device" | "lambda" | "called-from-device"
     start: int  # start of the definition
@@ -937,8 +934,7 @@ def device_functions(ctx) -> tuple[DeviceFunction, ...]:
     return memo(ctx, "device_functions", _device_functions)
 
 
-@dataclass
-class _Segments:
+class _Segments(NamedTuple):
     starts: list[int]
     ends: list[int]
     funcs: list
@@ -1226,8 +1222,7 @@ def eval_int(ctx, expr) -> int | None:
 
 # --------------------------------------------------------------------------- shared memory
 
-@dataclass(frozen=True)
-class SharedDecl:
+class SharedDecl(NamedTuple):
     decl: object  # the declaration node
     name: str
     name_start: int

@@ -18,8 +18,7 @@ import io
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from hipport.patterns import leftmost_matches, word_start
 from hipport.rules import Hit, rule
@@ -256,8 +255,7 @@ def build_matches(ctx, pattern) -> Iterator[tuple[int, int, bytes]]:
 # the flag tables
 
 
-@dataclass(frozen=True)
-class Flag:
+class Flag(NamedTuple):
     regex: bytes
     what: str
     suggestion: str

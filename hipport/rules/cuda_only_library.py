@@ -7,11 +7,11 @@ PYTHON_MODULES do the same for Python dependencies and imports. The rules only r
 
 from __future__ import annotations
 
+from typing import NamedTuple
 import ast
 import bisect
 import re
 import tomllib
-from dataclasses import dataclass
 from functools import lru_cache
 
 from hipport.parse.lexer import Substrings
@@ -21,8 +21,7 @@ from hipport.rules.build_flags import (
     build_matches, comment_spans, python_string_tokens, python_tree)
 
 
-@dataclass(frozen=True)
-class Library:
+class Library(NamedTuple):
     name: str
     alternative: str  # the ROCm project to port to, or "" when there is none
     headers: tuple[str, ...]  # exact names, or prefixes ending in "/" or "*"
@@ -323,8 +322,7 @@ def cuda_only_library_link(ctx):
 # Python dependencies and imports
 
 
-@dataclass(frozen=True)
-class PythonPackage:
+class PythonPackage(NamedTuple):
     pattern: str  # full match on the normalized distribution name (lower case, '-' separators)
     what: str
     alternative: str

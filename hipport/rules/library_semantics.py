@@ -10,8 +10,8 @@ left to unsupported-api.
 
 from __future__ import annotations
 
+from typing import NamedTuple
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 from hipport.rules import Hit, rule
@@ -19,16 +19,14 @@ from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import table_name_uses
 
 
-@dataclass(frozen=True)
-class Pattern:
+class Pattern(NamedTuple):
     regex: str  # a full-match pattern over CUDA names
     message: str
     suggestion: str
     severity: str = ""  # "" = the family's severity
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(NamedTuple):
     code: str
     name: str
     library: str
