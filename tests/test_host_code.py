@@ -43,6 +43,10 @@ def host_at_mark(text: bytes) -> bool:
     b"template <class R> R E<R>::run() { MARK; return R(); }\nint main() { E<int>* e = 0; e->run(); }",
     # Callers of callers: main -> a -> b -> here.
     b"void b() { MARK; }\nvoid a() { b(); }\nint main() { a(); }",
+    # A try statement's block; a comment before a host function that names __device__.
+    b"__global__ void k() {}\nint main() { try { k<<<1, 1>>>(); MARK; } catch (...) {} }",
+    b"void run() {}\nvoid b() { if (1) {} else { try { MARK; } catch (int) {} } }",
+    b"__global__ void k() {}\n// Launches k; its __device__ helpers are below.\nvoid run() { MARK; }\n",
 ])
 def test_certainly_host(text):
     assert host_at_mark(text)
@@ -65,6 +69,7 @@ def test_certainly_host(text):
     b"void f() { auto l = [=] __device__ (int i) { MARK; }; }",
     b"void f() {\n#if A\n{\n#endif\n MARK; }",  # braces that do not pair up
     b"int g() try { MARK; return 0; } catch (...) { return 1; }",
+    b"__global__ void k() {}\n/* a kernel's helper */ __device__ void f() { MARK; }",
     b"auto f() -> int { MARK; return 0; }",  # a head this pre-check does not read
 ])
 def test_not_certainly_host(text):

@@ -133,6 +133,20 @@ class Lexed:
                 return offset
             offset = self.comments[i][0]
 
+    def next_code(self, offset: int) -> int:
+        """Start of the first code byte at or after `offset`, stepping over spaces and comments."""
+        data, ws, n = self.data, b" \t\r\n\\", len(self.data)
+        if len(self._comment_starts) != len(self.comments):
+            self._comment_starts = [s for s, _ in self.comments]
+        starts = self._comment_starts
+        while True:
+            while offset < n and data[offset] in ws:
+                offset += 1
+            i = bisect.bisect_left(starts, offset)
+            if i == len(starts) or starts[i] != offset:
+                return offset
+            offset = self.comments[i][1]
+
     def in_comment_or_string(self, offset: int) -> bool:
         if not self._skip_starts:
             spans = sorted(self.comments + self.strings)

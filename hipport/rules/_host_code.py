@@ -74,8 +74,13 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     before = data[end - 1 : end]
     if before in (b";", b"{", b"}", b":"):
         return True  # a statement block (kind() saw its parent is a block)
-    if word_before(data, end, 16)[1] in _STATEMENT_KEYWORDS:
+    at, word = word_before(data, end, 16)
+    if word in _STATEMENT_KEYWORDS:
         return True
+    if word == b"try":
+        stop = braces.code_before(at)
+        if data[stop - 1 : stop] in (b";", b"{", b"}", b":"):
+            return True  # a try statement (a function's try block follows its head's `)`)
     if before == b"]":
         return _plain_lambda(ctx, end - 1, open_at)
     close = end
@@ -192,14 +197,15 @@ def _is_call(ctx, at: int, name: bytes) -> bool:
 
 
 def _head_start(ctx, offset: int) -> int:
-    """Just past the last `;`, `{` or `}` in code before `offset`: where the declaration or
-    statement holding `offset` starts, at the latest."""
+    """Just past the last `;`, `{` or `}` in code before `offset`, and past the spaces and
+    comments after it: where the declaration or statement holding `offset` starts, at the
+    latest (a comment before a definition is no part of its head)."""
     data = ctx.data
     at = offset
     while True:
         at = max(data.rfind(b";", 0, at), data.rfind(b"{", 0, at), data.rfind(b"}", 0, at))
         if at < 0 or (ctx.in_code(at) and not ctx.lexed.in_directive(at)):
-            return at + 1
+            return min(ctx.lexed.next_code(at + 1), offset)
 
 
 def may_name_device(ctx, start: int, end: int) -> bool:
