@@ -189,6 +189,12 @@ class Cache:
     def _store(self) -> "_Store | None":
         return _open_store(self.root) if self.root is not None else None
 
+    @property
+    def on(self) -> bool:
+        """Whether entries are kept (no --no-cache, and the folder is usable): without, a
+        caller skips making keys and values nobody will read."""
+        return self._store() is not None
+
     def key(self, data: bytes, rel: str) -> bytes:
         h = self._salted.copy()  # the salt hashed once; the file's bytes hashed where they lie
         h.update(rel.encode("utf-8", "surrogateescape") + b"\0")

@@ -64,12 +64,13 @@ def _read_to_end(fd: int, size: int) -> bytes:
     return b"".join(parts) if len(parts) > 2 else parts[0]
 
 
-def write_copy(path: str, data: bytes, mode: int) -> tuple[os.stat_result, bool]:
+def write_copy(path: str, data: bytes, mode: int, want_stat: bool = False) -> tuple[os.stat_result | None, bool]:
     """Write a file of the output tree (-o OUT) with permission bits `mode`. Not atomic: the
     source is untouched, so an interrupted run loses nothing and the next run writes it again.
     A file that already holds exactly these bytes and mode is left alone: a re-run into the same
     OUT rewrites only what changed, and build tools see unchanged files as unchanged. Returns
-    the file's stat once it holds them, and whether this call wrote it."""
+    the file's stat once it holds them (`want_stat`; else None), and whether this call wrote
+    it."""
     try:
         # O_NOFOLLOW: a link fails to open; O_NONBLOCK: a FIFO does not wait for a writer.
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -96,7 +97,7 @@ def write_copy(path: str, data: bytes, mode: int) -> tuple[os.stat_result, bool]
         while view:
             view = view[os.write(fd, view):]
         os.fchmod(fd, mode)
-        return os.fstat(fd), True
+        return (os.fstat(fd) if want_stat else None), True
     finally:
         os.close(fd)
 

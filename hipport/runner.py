@@ -169,16 +169,17 @@ def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Rea
     without being read when its output needs no bytes: a dry run, an in-place file the port
     leaves alone, or an output file whose stat is the one the cache noted."""
     cache = _cache(batch[0])  # one run's jobs share the settings and the renamed files
-    before = settled_before()
+    before = settled_before() if cache.on else None
     outcomes: list[Outcome | None] = []
     statted: list[tuple[int, Job, os.stat_result, bytes]] = []
     for job in batch:
         first = _unported(job)
-        if first is None:
+        if first is None and before is not None:
             st = _stat(job.file.where)
             if st is not None and settled(st, before):
                 statted.append((len(outcomes), job, st, cache.stat_key(st, job.file.rel)))
         outcomes.append(first)
+    stat_keys = {}  # by position: the stat and stat key of a file read below
     if statted:
         stamps = cache.get_many([key for *_, key in statted], marshal.loads)
         known = cache.get_many(sorted({stamp[0] for stamp in stamps.values()}), results.loads)
@@ -187,11 +188,13 @@ def _serve(batch: list[Job]) -> tuple[list[Outcome | None], list[tuple[int, _Rea
             hit = known.get(stamp[0]) if stamp else None
             if hit is not None and _needs_no_bytes(job, st, hit[1], stamp[1]):
                 outcomes[i] = Outcome(hit[1])
+            else:
+                stat_keys[i] = (st, key)
     rows: list[tuple[bytes, bytes]] = []  # stamps for the next run
     reads: list[tuple[int, _Read]] = []
     for i, job in enumerate(batch):
         if outcomes[i] is None:
-            got = _read(job, cache, before)
+            got = _read(job, cache, before, stat_keys.get(i))
             if isinstance(got, Outcome):
                 outcomes[i] = got
             else:
@@ -252,15 +255,23 @@ def _unported(job: Job) -> Outcome | None:
     return None
 
 
-def _read(job: Job, cache: Cache, before: int) -> Outcome | _Read:
-    """A file's bytes and keys, or its outcome when it cannot be read."""
+def _read(job: Job, cache: Cache, before: int | None,
+          statted: tuple[os.stat_result, bytes] | None = None) -> Outcome | _Read:
+    """A file's bytes and keys (none when the cache is off: `before` None), or its outcome
+    when it cannot be read. `statted`: the file's stat and stat key taken before, kept when
+    the file still has that stat."""
     f = job.file
     try:
         data, st = read_with_stat(f.where)
     except OSError as exc:
         return Outcome(_record(f, output_name(f.rel, job.settings), "failed", f"cannot read: {exc.strerror or exc}"))
-    return _Read(job, data, stat.S_IMODE(st.st_mode), cache.key(data, f.rel),
-                 cache.stat_key(st, f.rel) if settled(st, before) else None)
+    if before is None:
+        return _Read(job, data, stat.S_IMODE(st.st_mode), b"", None)
+    if statted is not None and _stat_values(st) == _stat_values(statted[0]):
+        stat_key = statted[1]
+    else:
+        stat_key = cache.stat_key(st, f.rel) if settled(st, before) else None
+    return _Read(job, data, stat.S_IMODE(st.st_mode), cache.key(data, f.rel), stat_key)
 
 
 def _record(f: InputFile, output: str, status: str, reason: str) -> dict:
@@ -275,18 +286,20 @@ def port_reads(reads: list[_Read]) -> list[Outcome]:
     if not reads:
         return []
     prepare(reads[0].job.settings)
+    cache = _cache(reads[0].job)
+    keep = cache.on
     before = settled_before()
     outcomes, rows = [], []
     for r in reads:
         ported = pipeline.port_source(r.data, r.job.file.rel, r.job.file.kind, r.job.settings, r.job.renamed)
         record = ported.result.record()
-        # The input's bytes are the key's: the entry keeps only what changes them.
-        rows.append((r.key, results.dumps((ported.splices, record))))
+        if keep:  # the input's bytes are the key's: the entry keeps only what changes them
+            rows.append((r.key, results.dumps((ported.splices, record))))
         outcome, row = _finish(r, ported.data, record, before)
         outcomes.append(outcome)
         if row:
             rows.append(row)
-    _cache(reads[0].job).put_many(rows, bytes)  # one transaction
+    cache.put_many(rows, bytes)  # one transaction
     return outcomes
 
 
@@ -297,8 +310,9 @@ def _finish(r: _Read, ported: bytes, record: dict, before: int) -> tuple[Outcome
     written = None
     try:
         if job.mode == OUT:
-            st, wrote = write_copy(os.path.join(job.out_root, output), ported, r.mode)
-            written = _stat_values(st) if wrote or settled(st, before) else None
+            st, wrote = write_copy(os.path.join(job.out_root, output), ported, r.mode, r.stat_key is not None)
+            if st is not None and (wrote or settled(st, before)):
+                written = _stat_values(st)
         elif job.mode == IN_PLACE and (record["changed"] or output != f.rel):
             target = f.path.with_name(Path(output).name)
             write_atomic(target, ported, like=f.path, durable=True)

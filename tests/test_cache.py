@@ -114,6 +114,20 @@ def test_settings_and_no_cache_miss(tmp_path, private_cache, monkeypatch, capsys
     assert len(calls) == 3 * n
 
 
+def test_no_cache_makes_no_keys_or_values(tmp_path, private_cache, monkeypatch, capsys):
+    """With --no-cache nothing is stored, so no entry is serialized and no stat is keyed."""
+    from hipport import results
+
+    def refuse(*a, **k):
+        raise AssertionError("made for a cache that is off")
+
+    monkeypatch.setattr(results, "dumps", refuse)
+    monkeypatch.setattr(cache_mod.Cache, "stat_key", refuse)
+    monkeypatch.setattr(cache_mod.Cache, "key", refuse)
+    assert run("port", EXAMPLE, "-o", tmp_path / "out", "-j", "1", "--no-cache") == 0
+    assert tree_bytes(tmp_path / "out") and not private_cache.exists()
+
+
 def test_an_upgrade_invalidates_entries(tmp_path, private_cache, monkeypatch, capsys):
     calls = count_ports(monkeypatch)
     assert run("port", EXAMPLE, "-o", tmp_path / "a", "-j", "1") == 0

@@ -36,6 +36,7 @@ DEVICE_MARKERS = frozenset(
 _DEVICE_WORDS = frozenset(w.decode() for w in DEVICE_MARKERS)
 _WORD_CHARS = re.compile(rb"\w+")  # ASCII in a bytes pattern
 _BRACE = re.compile(rb"[{}]")
+_SPACES = re.compile(rb"[ \t\r\n\\]*")  # what previous_code and next_code step over, with comments
 _NUMBER = rb"\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z])|[eEpP][+-])*"
 _STRING_PREFIX = rb"(?:u8|[uUL])?"
 
@@ -135,13 +136,11 @@ class Lexed:
 
     def next_code(self, offset: int) -> int:
         """Start of the first code byte at or after `offset`, stepping over spaces and comments."""
-        data, ws, n = self.data, b" \t\r\n\\", len(self.data)
         if len(self._comment_starts) != len(self.comments):
             self._comment_starts = [s for s, _ in self.comments]
-        starts = self._comment_starts
+        starts, spaces = self._comment_starts, _SPACES.match
         while True:
-            while offset < n and data[offset] in ws:
-                offset += 1
+            offset = spaces(self.data, offset).end()
             i = bisect.bisect_left(starts, offset)
             if i == len(starts) or starts[i] != offset:
                 return offset
