@@ -54,7 +54,7 @@ class Outcome(NamedTuple):
 class _Read(NamedTuple):
     """A file read, and its cache key, on its way to the pipeline."""
     job: Job
-    data: bytes
+    data: bytes | None  # None: not read yet (see _Lookups)
     mode: int  # permission bits
     key: bytes  # the content key
     stat_key: bytes | None  # when the file's stat is settled (cache.Cache.stat_key)
@@ -112,10 +112,10 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
     size = max(1, min(BATCH, len(jobs) // (workers * 8))) if pooled else BATCH
     queue: deque = deque()  # (outcomes, misses, future or None) per batch, in job order
     pool = None
-    stamps = _StampLookups()
+    lookups = _Lookups()
     try:
         for start in range(0, len(jobs), size):
-            outcomes, misses = _serve(jobs[start:start + size], stamps)
+            outcomes, misses = _serve(jobs[start:start + size], lookups)
             future = None
             if misses and pooled:
                 pool = pool or _start_pool(workers, jobs[0].settings)
@@ -164,27 +164,41 @@ def _cache(job: Job) -> Cache:
     return open_cache(job.cache_root, "port", (settings.cache_key(), job.renamed))
 
 
-class _StampLookups:
-    """Whether looking files up by their stat still pays in this run: a tree this cache holds
-    no stamps of (never ported with these settings) gets none from the first few batches, and
-    then its files are only read (a stat and a query per file saved, the results the same)."""
+class _Lookups:
+    """Whether looking files up in the cache still pays in this run. A tree the cache knows
+    nothing of (never ported with these settings) gets no hit from the first few batches: then
+    its files are no longer statted to look up stamps, and no longer read and hashed here to
+    look up entries; the porting reads them (in the `-j` workers, at the same time), and still
+    stores what the next run looks up."""
     GIVE_UP_AFTER = 2 * BATCH
 
     def __init__(self) -> None:
-        self.tried = self.found = 0
+        self.stamps = [0, 0]  # stamps looked up, found
+        self.entries = [0, 0]  # entries looked up, found
 
-    def worth(self) -> bool:
-        return self.found > 0 or self.tried < self.GIVE_UP_AFTER
+    @staticmethod
+    def _worth(counts: list[int]) -> bool:
+        return counts[1] > 0 or counts[0] < _Lookups.GIVE_UP_AFTER
+
+    def stamps_worth(self) -> bool:
+        return self._worth(self.stamps)
+
+    def entries_worth(self) -> bool:
+        return self._worth(self.stamps) or self._worth(self.entries)
 
 
-def _serve(batch: list[Job], lookups: _StampLookups) -> tuple[list[Outcome | None], list[tuple[int, _Read]]]:
+def _serve(batch: list[Job], lookups: _Lookups) -> tuple[list[Outcome | None], list[tuple[int, _Read]]]:
     """The batch's outcomes that need no pipeline (links, copies, cache hits) and the files
-    left to port, by position. A file the cache knows by its stat (see _stamp) is served
-    without being read when its output needs no bytes: a dry run, an in-place file the port
-    leaves alone, or an output file whose stat is the one the cache noted."""
+    left to port, by position (read here, or left to the porting to read). A file the cache
+    knows by its stat (see _stamp) is served without being read when its output needs no
+    bytes: a dry run, an in-place file the port leaves alone, or an output file whose stat is
+    the one the cache noted."""
     cache = _cache(batch[0])  # one run's jobs share the settings and the renamed files
     before = settled_before() if cache.on else None
-    look = before is not None and lookups.worth()
+    if before is None or not lookups.entries_worth():
+        outcomes = [_unported(job) for job in batch]
+        return outcomes, [(i, _unread(job)) for i, job in enumerate(batch) if outcomes[i] is None]
+    look = lookups.stamps_worth()
     outcomes: list[Outcome | None] = []
     statted: list[tuple[int, Job, os.stat_result, bytes]] = []
     for job in batch:
@@ -197,8 +211,8 @@ def _serve(batch: list[Job], lookups: _StampLookups) -> tuple[list[Outcome | Non
     stat_keys = {}  # by position: the stat and stat key of a file read below
     if statted:
         stamps = cache.get_many([key for *_, key in statted], marshal.loads)
-        lookups.tried += len(statted)
-        lookups.found += len(stamps)
+        lookups.stamps[0] += len(statted)
+        lookups.stamps[1] += len(stamps)
         known = cache.get_many(sorted({stamp[0] for stamp in stamps.values()}), results.loads)
         for i, job, st, key in statted:
             stamp = stamps.get(key)
@@ -217,6 +231,8 @@ def _serve(batch: list[Job], lookups: _StampLookups) -> tuple[list[Outcome | Non
             else:
                 reads.append((i, got))
     hits = cache.get_many([r.key for _, r in reads], results.loads)
+    lookups.entries[0] += len(reads)
+    lookups.entries[1] += len(hits)
     misses = []
     for i, r in reads:
         hit = hits.get(r.key)
@@ -272,6 +288,11 @@ def _unported(job: Job) -> Outcome | None:
     return None
 
 
+def _unread(job: Job) -> _Read:
+    """A file for the porting to read (port_reads)."""
+    return _Read(job, None, 0, b"", None)
+
+
 def _read(job: Job, cache: Cache, before: int | None,
           statted: tuple[os.stat_result, bytes] | None = None) -> Outcome | _Read:
     """A file's bytes and keys (none when the cache is off: `before` None), or its outcome
@@ -303,22 +324,30 @@ def port_reads(reads: list[_Read]) -> list[Outcome]:
     if not reads:
         return []
     prepare(reads[0].job.settings)
-    # The whole batch is ported, then written: writing after each file made a port of the
-    # generated corpus (10,000 small files) 5 % slower, the porting itself included (the
-    # writes' system calls leave the next file's port with cold caches).
-    done = []
-    for r in reads:
-        ported = pipeline.port_source(r.data, r.job.file.rel, r.job.file.kind, r.job.settings, r.job.renamed)
-        done.append((r, ported, ported.result.record()))
     cache = _cache(reads[0].job)
     keep = cache.on
     before = settled_before()
-    outcomes, rows = [], []
-    for r, ported, record in done:
+    outcomes: list[Outcome | None] = [None] * len(reads)
+    for n, r in enumerate(reads):
+        if r.data is None:  # left to be read here (see _Lookups)
+            got = _read(r.job, cache, before if keep else None)
+            if isinstance(got, Outcome):
+                outcomes[n] = got
+            else:
+                reads[n] = got
+    # The whole batch is read, then ported, then written: writing after each file made a port
+    # of the generated corpus (10,000 small files) 5 % slower, the porting itself included (the
+    # system calls leave the next file's port with cold caches).
+    done = []
+    for n, r in enumerate(reads):
+        if outcomes[n] is None:
+            ported = pipeline.port_source(r.data, r.job.file.rel, r.job.file.kind, r.job.settings, r.job.renamed)
+            done.append((n, r, ported, ported.result.record()))
+    rows = []
+    for n, r, ported, record in done:
         if keep:  # the input's bytes are the key's: the entry keeps only what changes them
             rows.append((r.key, results.dumps((ported.splices, record))))
-        outcome, row = _finish(r, ported.data, record, before)
-        outcomes.append(outcome)
+        outcomes[n], row = _finish(r, ported.data, record, before)
         if row:
             rows.append(row)
     cache.put_many(rows, bytes)  # one transaction
@@ -332,7 +361,8 @@ def _finish(r: _Read, ported: bytes, record: dict, before: int) -> tuple[Outcome
     written = None
     try:
         if job.mode == OUT:
-            st, wrote = write_copy(os.path.join(job.out_root, output), ported, r.mode, r.stat_key is not None)
+            st, wrote = write_copy(os.path.join(job.out_root, output), ported, r.mode,
+                                   want_stat=r.stat_key is not None)
             if st is not None and (wrote or settled(st, before)):
                 written = _stat_values(st)
         elif job.mode == IN_PLACE and (record["changed"] or output != f.rel):

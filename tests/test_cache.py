@@ -482,25 +482,30 @@ def test_a_warm_port_into_the_same_output_reads_no_file(tmp_path, private_cache,
     assert reads == []
 
 
-def test_a_tree_without_stamps_stops_being_looked_up_by_stat(tmp_path, private_cache, monkeypatch, capsys):
-    """A first port of a tree finds no stamps: after a few batches it stops statting files to
-    look them up (they are read anyway), and still leaves stamps for the next run."""
+def test_a_tree_the_cache_does_not_know_stops_being_looked_up(tmp_path, private_cache, monkeypatch, capsys):
+    """A first port of a tree finds neither stamps nor entries: after a few batches its files
+    are no longer statted and read to look them up (the porting reads them), and the run still
+    leaves what the next run looks up."""
     from hipport import runner
 
     monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))
     src = tmp_path / "src"
     src.mkdir()
-    n = 3 * runner._StampLookups.GIVE_UP_AFTER
+    n = 3 * runner._Lookups.GIVE_UP_AFTER
     for i in range(n):
         (src / f"k{i}.cu").write_bytes(b"void f%d(void* p) { cudaFree(p); }\n" % i)
-    statted = []
-    real = runner._stat
-    monkeypatch.setattr(runner, "_stat", lambda path, follow=True: statted.append(path) or real(path, follow))
-    assert run("port", src, "-o", tmp_path / "out", "-j", "1") == 0
-    assert len(statted) == runner._StampLookups.GIVE_UP_AFTER
+    statted, unread = [], []
+    real_stat, real_unread = runner._stat, runner._unread
+    monkeypatch.setattr(runner, "_stat", lambda path, follow=True: statted.append(path) or real_stat(path, follow))
+    monkeypatch.setattr(runner, "_unread", lambda job: unread.append(job) or real_unread(job))
+    assert run("port", src, "-o", tmp_path / "cold", "-j", "1") == 0
+    assert len(statted) == runner._Lookups.GIVE_UP_AFTER and len(unread) == n - runner._Lookups.GIVE_UP_AFTER
     reads = _count_port_reads(monkeypatch)
-    assert run("port", src, "-o", tmp_path / "out", "-j", "1") == 0
-    assert reads == [] and len(statted) > n  # the warm run looks every file up, and reads none
+    del unread[:]
+    assert run("port", src, "-o", tmp_path / "cold", "-j", "1") == 0
+    assert reads == [] and unread == []  # the warm run looks every file up, and reads none
+    assert run("port", src, "-o", tmp_path / "other", "-j", "2") == 0  # entries, no stamps, for OUT
+    assert unread == [] and tree_bytes(tmp_path / "other") == tree_bytes(tmp_path / "cold")
 
 
 def test_a_port_in_place_reads_only_what_it_may_rewrite(tmp_path, private_cache, monkeypatch, capsys):
