@@ -3,6 +3,7 @@ anything that could change a result (bytes, path, settings, hipport's code or ta
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -506,6 +507,30 @@ def test_a_tree_the_cache_does_not_know_stops_being_looked_up(tmp_path, private_
     assert reads == [] and unread == []  # the warm run looks every file up, and reads none
     assert run("port", src, "-o", tmp_path / "other", "-j", "2") == 0  # entries, no stamps, for OUT
     assert unread == [] and tree_bytes(tmp_path / "other") == tree_bytes(tmp_path / "cold")
+
+
+@pytest.mark.parametrize("cache", ["on", "off"])  # off: the porting reads every file itself
+def test_a_file_that_cannot_be_read_fails_alone(tmp_path, private_cache, monkeypatch, capsys, cache):
+    from hipport import runner
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(3):
+        (src / f"k{i}.cu").write_bytes(b"void f(void* p) { cudaFree(p); }\n")
+    real = runner.read_with_stat
+
+    def vanished(where):
+        if where.endswith("k1.cu"):
+            raise FileNotFoundError(2, "No such file or directory")
+        return real(where)
+
+    monkeypatch.setattr(runner, "read_with_stat", vanished)
+    extra = ["--no-cache"] if cache == "off" else []
+    run("port", src, "-o", tmp_path / "out", "-j", "1", "--report", tmp_path / "r", *extra)
+    files = {f["source"]: f for f in json.loads((tmp_path / "r" / "report.json").read_text())["files"]}
+    assert files["k1.cu"]["status"] == "failed" and "cannot read" in files["k1.cu"]["reason"]
+    assert files["k0.cu"]["status"] == files["k2.cu"]["status"] == "ported"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["k0.cu", "k2.cu"]
 
 
 def test_a_port_in_place_reads_only_what_it_may_rewrite(tmp_path, private_cache, monkeypatch, capsys):
