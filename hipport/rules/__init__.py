@@ -14,7 +14,7 @@ rule's only documentation; it must have the four sections in DOC_SECTIONS.
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 import re
 from typing import Callable, Iterable, NamedTuple
 
@@ -113,10 +113,12 @@ _loaded = False
 
 
 def load_rule_modules() -> None:
-    """Import every module in hipport.rules so their @rule decorators run."""
+    """Import every module in hipport.rules so their @rule decorators run. The folder is
+    listed, not walked with pkgutil (which imports inspect: 3 ms of every run)."""
     global _loaded
     if _loaded:
         return
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+    for name in sorted(os.listdir(__path__[0])):
+        if name.endswith(".py") and name != "__init__.py":
+            importlib.import_module(f"{__name__}.{name[:-3]}")
     _loaded = True
