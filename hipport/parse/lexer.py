@@ -248,8 +248,22 @@ class Lexer:
     """Built once per set of candidate prefixes (they come from the mapping tables)."""
 
     def __init__(self, prefixes: Iterable[bytes]):
-        words = set(prefixes) | DEVICE_MARKERS
-        alt = trie_pattern(words)
+        words = self._words = set(prefixes) | DEVICE_MARKERS
+        # The C scanner (parse/_scan.c) needs the prefixes sorted and prefix-free, and made of
+        # word characters; where it is not built, or they are not, the regex does the work.
+        self._prefixes = None
+        if _scan is not None and all(_WORD_CHARS.fullmatch(w) for w in words):
+            kept: list[bytes] = []
+            for w in sorted(words):  # a word sorts right after any of its own prefixes
+                if not (kept and w.startswith(kept[-1])):
+                    kept.append(w)
+            self._prefixes = tuple(kept)
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[bytes]:
+        """The regex lexer, written and compiled on first use (tens of milliseconds): the C
+        scanner needs neither, nor does a run served from the cache."""
+        alt = trie_pattern(self._words)
         # Consumed silently: spaces and punctuation, newlines not opening a directive, numbers,
         # and words that neither start with a candidate prefix nor open a prefixed literal.
         # At the start of the data, a directive line (after a BOM, and maybe indented) is
@@ -273,21 +287,7 @@ class Lexer:
             # match would make finditer retry from inside the words just skipped.
             rb"|(?P<end>\Z)"
         )
-        self._source = skip + rb"(?:" + token + rb")"
-        # The C scanner (parse/_scan.c) needs the prefixes sorted and prefix-free, and made of
-        # word characters; where it is not built, or they are not, the regex does the work.
-        self._prefixes = None
-        if _scan is not None and all(_WORD_CHARS.fullmatch(w) for w in words):
-            kept: list[bytes] = []
-            for w in sorted(words):  # a word sorts right after any of its own prefixes
-                if not (kept and w.startswith(kept[-1])):
-                    kept.append(w)
-            self._prefixes = tuple(kept)
-
-    @cached_property
-    def _pattern(self) -> re.Pattern[bytes]:
-        # Compiled on first use (tens of milliseconds): a run served from the cache needs none.
-        return re.compile(self._source, re.S)
+        return re.compile(skip + rb"(?:" + token + rb")", re.S)
 
     def lex(self, data: bytes) -> Lexed:
         if self._prefixes is None:
