@@ -14,9 +14,10 @@ def candidate_prefixes(mappings: Mappings, width: int = 8) -> set[bytes]:
     """Prefixes covering every table name (the lexer factors them into a trie and surfaces
     only words starting so), plus the starts of CUDA-looking names, which are reported when
     no table knows them."""
-    names = set(mappings.names) | set(mappings.entries)
-    # A qualified name (`thrust::cuda`) is found by its last word.
-    return {n.rsplit("::", 1)[-1][:width].encode("ascii") for n in names} | {b"cu", b"CU", b"nv", b"NV"}
+    # Every renamed name has a row (mappings.names' keys are entries'). A qualified name
+    # (`thrust::cuda`) is found by its last word. Encoded once each, after the duplicates go.
+    heads = {n[n.rfind(":") + 1:][:width] for n in mappings.entries.keys()}
+    return {h.encode("ascii") for h in heads} | {b"cu", b"CU", b"nv", b"NV"}
 
 
 @lru_cache(maxsize=8)
