@@ -225,6 +225,33 @@ def table(corpus: Corpus, runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
+def ratios(runs: list[Run]) -> dict[str, float]:
+    """What issue 7's targets compare, from the first successful run of each tool and phase:
+    hipport `-j 1` cold against torch-hipify and hipify-perl cold, against the `-j N` cold run,
+    and against its own first warm run."""
+    first: dict[tuple[str, int, str], float] = {}
+    for r in runs:
+        if not r.rc:
+            first.setdefault((r.tool, r.jobs, r.phase), r.wall_s)
+    cold = first.get(("hipport", 1, "cold"))
+    if not cold:
+        return {}
+    out = {}
+    torch = next((w for (tool, _, phase), w in first.items() if tool == "torch-hipify" and phase == "cold"), None)
+    if torch:
+        out["hipport / torch-hipify (target <= 0.33)"] = round(cold / torch, 2)
+    perl = first.get(("hipify-perl", 1, "cold"))
+    if perl:
+        out["hipify-perl / hipport (target >= 20)"] = round(perl / cold, 1)
+    for (tool, jobs, phase), wall in sorted(first.items()):
+        if tool == "hipport" and phase == "cold" and jobs > 1 and wall:
+            out[f"-j 1 / -j {jobs} (target >= 1.7 for -j 2)"] = round(cold / wall, 2)
+    warm = first.get(("hipport", 1, "warm"))
+    if warm:
+        out["cold / warm (target >= 10)"] = round(cold / warm, 1)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark hipport port against other porting tools.")
     parser.add_argument("corpus", type=Path, help="source tree to port (see make_corpus.py)")
@@ -274,11 +301,16 @@ def main(argv: list[str] | None = None) -> int:
                     "cpus": os.cpu_count()},
         "corpus": asdict(corpus),
         "runs": [asdict(r) for r in runs],
+        "ratios": ratios(runs),
     }
     if args.json == "-":
         print(json.dumps(result, indent=2))
     else:
         print(table(corpus, runs))
+        if result["ratios"]:
+            print("\nratios (issue 7's targets):")
+            for name, value in result["ratios"].items():
+                print(f"  {name}: {value}")
         if args.json:
             Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     return 1 if any(r.rc for r in runs) else 0
