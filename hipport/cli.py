@@ -275,6 +275,12 @@ class _Help(argparse.RawDescriptionHelpFormatter):
     def add_usage(self, usage, actions, groups, prefix=None):
         return super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
 
+    def _format_action(self, action):
+        text = super()._format_action(action)
+        if action.nargs == argparse.PARSER:  # the commands, without a bare `COMMAND` line above
+            text = text.split("\n", 1)[1]
+        return text
+
 
 class _Parser(argparse.ArgumentParser):
     """A usage error: the short usage line, where help is, and what was wrong (exit status 2)."""

@@ -60,13 +60,14 @@ class _Read(NamedTuple):
     stat_key: bytes | None  # when the file's stat is settled (cache.Cache.stat_key)
 
 
-def check_output_dir(root: Path, inputs: list[Path], out: Path) -> None:
+def check_output_dir(inputs: list[Path], out: Path) -> None:
     """OUT must be neither inside an input nor around one: a mirror would overwrite sources.
-    Inside a folder that is never walked (`build/`, `.git/`, ...) is fine."""
+    Inside a folder that is never walked (`build/`, `.git/`, ...) is fine, and so is the folder
+    around the inputs (beside a file given alone: only the inputs are read)."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"output {out} exists and is not a folder")
     out_real = out.resolve()
-    for p in [root, *inputs]:
+    for p in inputs:
         real = p.resolve()
         if real in out_real.parents and any(
                 fnmatch.fnmatchcase(part, pat) for part in out_real.relative_to(real).parts for pat in NEVER_COPIED):
@@ -82,7 +83,7 @@ def plan(paths: list[Path], settings: Settings, mode: str, out: Path | None,
     root, files = collect(paths, settings)
     if mode == OUT:
         assert out is not None
-        check_output_dir(root, paths, out)
+        check_output_dir(paths, out)
     if mode == STDOUT and len(files) != 1:
         raise UsageError(f"--stdout takes exactly one file ({len(files)} found)")
     renamed = frozenset(f.rel for f in files if settings.rename and output_name(f.rel, settings) != f.rel)

@@ -442,6 +442,17 @@ def test_out_overlapping_the_input_is_refused(tmp_path, capsysbinary, where):
     assert snapshot(tmp_path) == before  # nothing written anywhere
 
 
+def test_out_beside_a_file_given_alone_is_allowed(tmp_path, capsysbinary):
+    """Only the file is read, so OUT may sit in its folder (it was refused as "inside the
+    input" of a folder the user never named)."""
+    src = make_tree(tmp_path / "proj")
+    one = next(p for p in sorted(src.rglob("*.cu")))
+    out = one.parent / "hip"
+    assert hipport("port", one, "-o", out) == 0
+    assert (out / one.name).read_bytes() != one.read_bytes() and [p.name for p in out.iterdir()] == [one.name]
+    assert hipport("port", one.parent, "-o", one.parent / "hip2") == 2  # a folder input still refuses
+
+
 def test_out_inside_input_through_a_relative_spelling(tmp_path, capsysbinary, monkeypatch):
     src = make_tree(tmp_path / "proj")
     monkeypatch.chdir(src / "src")
@@ -764,6 +775,7 @@ def test_help(capsysbinary):
     assert hipport("--help") == 0
     top = capsysbinary.readouterr().out
     assert b"port" in top and b"Usage" in top
+    assert b"\n  COMMAND\n" not in top  # the commands are listed, not argparse's metavar above them
     assert hipport("port", "--help") == 0
     text = capsysbinary.readouterr().out
     for option in (b"-o", b"--output", b"--in-place", b"--stdout", b"--report", b"--diff", b"-j", b"--jobs",
