@@ -196,32 +196,10 @@ def _serve(batch: list[Job], lookups: _Lookups) -> tuple[list[Outcome | None], l
     the one the cache noted."""
     cache = _cache(batch[0])  # one run's jobs share the settings and the renamed files
     before = settled_before() if cache.on else None
+    outcomes = [_unported(job) for job in batch]
     if before is None or not lookups.entries_worth():
-        outcomes = [_unported(job) for job in batch]
         return outcomes, [(i, _unread(job)) for i, job in enumerate(batch) if outcomes[i] is None]
-    look = lookups.stamps_worth()
-    outcomes: list[Outcome | None] = []
-    statted: list[tuple[int, Job, os.stat_result, bytes]] = []
-    for job in batch:
-        first = _unported(job)
-        if first is None and look:
-            st = _stat(job.file.where)
-            if st is not None and settled(st, before):
-                statted.append((len(outcomes), job, st, cache.stat_key(st, job.file.rel)))
-        outcomes.append(first)
-    stat_keys = {}  # by position: the stat and stat key of a file read below
-    if statted:
-        stamps = cache.get_many([key for *_, key in statted], marshal.loads)
-        lookups.stamps[0] += len(statted)
-        lookups.stamps[1] += len(stamps)
-        known = cache.get_many(sorted({stamp[0] for stamp in stamps.values()}), results.loads)
-        for i, job, st, key in statted:
-            stamp = stamps.get(key)
-            hit = known.get(stamp[0]) if stamp else None
-            if hit is not None and _needs_no_bytes(job, st, hit[1], stamp[1]):
-                outcomes[i] = Outcome(hit[1])
-            else:
-                stat_keys[i] = (st, key)
+    stat_keys = _serve_by_stat(cache, batch, outcomes, before, lookups) if lookups.stamps_worth() else {}
     rows: list[tuple[bytes, bytes]] = []  # stamps for the next run
     reads: list[tuple[int, _Read]] = []
     for i, job in enumerate(batch):
@@ -246,6 +224,33 @@ def _serve(batch: list[Job], lookups: _Lookups) -> tuple[list[Outcome | None], l
                 rows.append(row)
     cache.put_many(rows, bytes)
     return outcomes, misses
+
+
+def _serve_by_stat(cache: Cache, batch: list[Job], outcomes: list[Outcome | None], before: int,
+                   lookups: _Lookups) -> dict[int, tuple[os.stat_result, bytes]]:
+    """Fill in the outcomes of the files whose stamps (see _stamp) say they need no reading;
+    the others' stat and stat key, by position, for _read to keep."""
+    statted = []
+    for i, job in enumerate(batch):
+        if outcomes[i] is None:
+            st = _stat(job.file.where)
+            if st is not None and settled(st, before):
+                statted.append((i, job, st, cache.stat_key(st, job.file.rel)))
+    if not statted:
+        return {}
+    stamps = cache.get_many([key for *_, key in statted], marshal.loads)
+    lookups.stamps[0] += len(statted)
+    lookups.stamps[1] += len(stamps)
+    known = cache.get_many(sorted({stamp[0] for stamp in stamps.values()}), results.loads)
+    stat_keys = {}
+    for i, job, st, key in statted:
+        stamp = stamps.get(key)
+        hit = known.get(stamp[0]) if stamp else None
+        if hit is not None and _needs_no_bytes(job, st, hit[1], stamp[1]):
+            outcomes[i] = Outcome(hit[1])
+        else:
+            stat_keys[i] = (st, key)
+    return stat_keys
 
 
 def _needs_no_bytes(job: Job, st: os.stat_result, record: dict, output: tuple | None) -> bool:

@@ -120,12 +120,15 @@ class Lexed:
         """The identifiers' text as str (ASCII: the lexer's words are), one per identifier."""
         return [t.text.decode("ascii") for t in self.identifiers]
 
-    def previous_code(self, offset: int) -> int:
-        """End of the last code byte before `offset`, stepping over spaces and comments."""
-        data, ws = self.data, b" \t\r\n\\"
+    def _comment_start_list(self) -> list[int]:
+        """The comments' starts (made again if the list of comments has grown since)."""
         if len(self._comment_starts) != len(self.comments):
             self._comment_starts = [s for s, _ in self.comments]
-        starts = self._comment_starts
+        return self._comment_starts
+
+    def previous_code(self, offset: int) -> int:
+        """End of the last code byte before `offset`, stepping over spaces and comments."""
+        data, ws, starts = self.data, b" \t\r\n\\", self._comment_start_list()
         while True:
             while offset > 0 and data[offset - 1] in ws:
                 offset -= 1
@@ -136,9 +139,7 @@ class Lexed:
 
     def next_code(self, offset: int) -> int:
         """Start of the first code byte at or after `offset`, stepping over spaces and comments."""
-        if len(self._comment_starts) != len(self.comments):
-            self._comment_starts = [s for s, _ in self.comments]
-        starts, spaces = self._comment_starts, _SPACES.match
+        starts, spaces = self._comment_start_list(), _SPACES.match
         while True:
             offset = spaces(self.data, offset).end()
             i = bisect.bisect_left(starts, offset)
