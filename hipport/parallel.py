@@ -1,4 +1,5 @@
-"""Run a function over many jobs: in this process for a few, a process pool for many."""
+"""Run a function over many jobs: in this process for a few, in forked worker processes
+(hipport.pool) for many."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hipport.cache import close_stores
 from hipport.config import Settings
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from hipport.pool import Pool
 
 SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
 
@@ -20,15 +21,14 @@ def _warm(settings: Settings) -> None:
     prepare(settings)  # the tables, the lexer and the rules, once per worker
 
 
-def pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
-    """Worker processes that load the tables and compile the lexer when they start. They fork
-    at the first submit, which callers make before they query the cache again: an SQLite
-    connection must not cross a fork, even unused, so this process's are closed (the next
-    query opens them again)."""
-    from concurrent.futures import ProcessPoolExecutor  # here: a run without workers skips it
+def pool(workers: int, settings: Settings) -> Pool:
+    """Worker processes forked now, after loading the tables, the lexer and the rules (they
+    inherit them). An SQLite connection must not cross a fork, even unused, so this process's
+    are closed first (the next query opens them again)."""
+    from hipport.pool import Pool  # here: a run without workers needs no pickle or threads
 
     close_stores()
-    return ProcessPoolExecutor(max_workers=workers, initializer=_warm, initargs=(settings,))
+    return Pool(workers, _warm, (settings,))
 
 
 def run(func: Callable, jobs: Sequence, workers: int,
@@ -43,8 +43,8 @@ def run(func: Callable, jobs: Sequence, workers: int,
                 on_done()
         return
     chunk = max(1, min(64, len(jobs) // (workers * 8)))
-    with pool(workers, jobs[0].settings) as executor:
-        for result in executor.map(func, jobs, chunksize=chunk):
+    with pool(workers, jobs[0].settings) as workers_pool:
+        for result in workers_pool.map(func, jobs, chunksize=chunk):
             yield result
             if on_done:
                 on_done()

@@ -28,7 +28,7 @@ from hipport.files import InputFile, collect
 from hipport.results import FileResult, output_name
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from hipport.pool import Pool
 
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
@@ -135,7 +135,7 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
             pool.shutdown(cancel_futures=True)
 
 
-def _start_pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
+def _start_pool(workers: int, settings: Settings) -> Pool:
     from hipport.loaders import prepare
 
     # Before the fork, so the workers inherit them: the pipeline's modules, the rules and the

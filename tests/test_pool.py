@@ -1,0 +1,150 @@
+"""hipport.pool: forked workers fed over pipes. Results keep their order, a worker's exception
+reaches the caller with the worker's traceback, a dead worker fails its tasks instead of
+hanging the run, and shutdown leaves no process or descriptor behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hipport.pool import Cancelled, Pool, WorkerDied
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def square(x):
+    return x * x
+
+
+def pid(_):
+    return os.getpid()
+
+
+def slow_pid(seconds):
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def fail(message):
+    raise ValueError(message)
+
+
+def unpicklable(_):
+    return lambda: None  # a lambda cannot be pickled
+
+
+def die(_):
+    os._exit(3)
+
+
+def nap(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_map_keeps_job_order_over_chunks_and_uses_every_worker():
+    with Pool(2) as pool:
+        assert list(pool.map(square, list(range(50)), chunksize=7)) == [x * x for x in range(50)]
+        # a worker takes one task at a time: two slow tasks go to two workers
+        pids = {f.result() for f in [pool.submit(slow_pid, 0.1) for _ in range(2)]}
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+def test_a_workers_exception_is_raised_with_its_traceback_and_the_pool_goes_on():
+    with Pool(2) as pool:
+        failed = pool.submit(fail, "bad input")
+        with pytest.raises(ValueError, match="bad input") as raised:
+            failed.result()
+        assert any("in a worker process" in note and "fail" in note for note in raised.value.__notes__)
+        assert pool.submit(square, 9).result() == 81
+
+
+def test_a_result_that_cannot_be_pickled_fails_its_task_only():
+    with Pool(1) as pool:
+        with pytest.raises(Exception, match="pickle") as raised:  # the pickling's own error
+            pool.submit(unpicklable, None).result()
+        assert "in a worker process" in raised.value.__notes__[0]
+        assert pool.submit(square, 3).result() == 9
+
+
+def test_a_dead_worker_fails_its_tasks_and_the_other_worker_goes_on():
+    with Pool(2) as pool:
+        with pytest.raises(WorkerDied, match="ended without answering") as raised:
+            pool.submit(die, None).result()
+        assert raised.value.exit_code == 2  # the command stops with `hipport: error: ...`
+        # the surviving worker answers every later task; the dead one's thread fails those it takes
+        outcomes = []
+        for future in [pool.submit(square, n) for n in range(10)]:
+            try:
+                outcomes.append(future.result())
+            except WorkerDied:
+                outcomes.append(None)
+        assert any(o is not None for o in outcomes)
+        assert all(o in (None, n * n) for n, o in enumerate(outcomes))
+
+
+def test_shutdown_with_cancel_drops_queued_tasks_and_leaves_nothing_behind():
+    before = _open_fds()
+    pool = Pool(1)
+    running = pool.submit(nap, 0.2)
+    time.sleep(0.05)  # the worker has taken it
+    queued = [pool.submit(square, n) for n in range(5)]
+    pool.shutdown(cancel_futures=True)
+    assert running.result() == 0.2  # a task under way finishes: its outputs are written whole
+    for future in queued:
+        with pytest.raises(Cancelled):
+            future.result()
+    assert _open_fds() == before
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # every worker was reaped
+
+
+def test_workers_ignore_ctrl_c_and_finish_their_task():
+    with Pool(1) as pool:
+        worker = pool.submit(pid, None).result()
+        future = pool.submit(nap, 0.3)
+        time.sleep(0.1)
+        os.kill(worker, signal.SIGINT)  # as a terminal's Ctrl-C reaches the process group
+        assert future.result() == 0.3
+
+
+def test_buffered_output_is_written_once():
+    """What this process buffered before the fork is not written again by a worker."""
+    code = ("import sys\nfrom hipport.pool import Pool\nsys.stdout.write('before the fork')\n"
+            "with Pool(2) as p: p.submit(abs, -1).result()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "before the fork"
+
+
+def test_a_pooled_port_imports_no_multiprocessing(tmp_path):
+    """`-j 2` over more files than run in-process: the outputs are the serial run's, and the
+    pool's start costs no import of multiprocessing or concurrent.futures (20 ms)."""
+    from hipport import parallel
+
+    src = ROOT / "fixtures" / "port"
+    assert sum(1 for p in src.rglob("*") if p.is_file()) >= parallel.SERIAL_BELOW
+    code = ("import sys\nfrom hipport.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(sys.modules), file=sys.stderr)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    outputs = {}
+    for jobs in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", code, "port", str(src), "-o", str(tmp_path / jobs),
+                               "-j", jobs, "--no-cache"], env=env, capture_output=True, text=True, timeout=120)
+        modules = set(eval(done.stderr.strip().splitlines()[-1]))
+        assert ("hipport.pool" in modules) == (jobs == "2")
+        assert not {"multiprocessing", "concurrent.futures"} & modules
+        outputs[jobs] = {p.relative_to(tmp_path / jobs): p.read_bytes()
+                         for p in (tmp_path / jobs).rglob("*") if p.is_file()}
+    assert outputs["1"] == outputs["2"] and outputs["1"]
