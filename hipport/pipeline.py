@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import importlib
 import posixpath
 from collections import Counter
 
@@ -15,7 +16,7 @@ from hipport.kernels import scan as scan_kernels
 from hipport.results import FileResult, Ported, output_name
 from hipport.rules import all_rules
 from hipport.rewrite.includes import RUNTIME_HEADER, rewrite_includes, runtime_include_edit
-from hipport.rewrite import cmake, dockerfile, makefile, requirements, setup_py, shell
+from hipport.rewrite import shell
 from hipport.rewrite.launches import launch_edits
 from hipport.rewrite.names import cuda_looking_defines, rename_identifiers
 from hipport.rewrite.torch import torch_edits
@@ -23,10 +24,12 @@ from hipport.source import Source
 
 # Libraries whose names nvcc makes visible without an include in a .cu file.
 _IMPLICIT_LIBRARIES = frozenset({"runtime", "device", "driver", "complex"})
-# Build files: one rewriter per kind, each returning edits against the original bytes + notes.
+# Build files: one rewriter module per kind, whose `rewrite` returns edits against the original
+# bytes + notes. Each is imported when a file of its kind comes: most trees lack most kinds
+# (setup.py's rewriter imports `ast`).
 BUILD_REWRITERS = {
-    "cmake": cmake.rewrite, "setup.py": setup_py.rewrite, "make": makefile.rewrite,
-    "docker": dockerfile.rewrite, "requirements": requirements.rewrite, "shell": shell.rewrite,
+    "cmake": "cmake", "setup.py": "setup_py", "make": "makefile", "docker": "dockerfile",
+    "requirements": "requirements", "shell": "shell",
 }
 
 
@@ -123,7 +126,8 @@ def _port_build(data: bytes, base: dict, kind: str, ctx, settings: Settings, ren
     """A build file through its rewriter; a rewriter that raises costs the file's edits only."""
     src = ctx.source
     try:
-        done = BUILD_REWRITERS[kind](data, base["source"], settings, renamed, ctx.mappings.target_hip)
+        rewrite = importlib.import_module(f"hipport.rewrite.{BUILD_REWRITERS[kind]}").rewrite
+        done = rewrite(data, base["source"], settings, renamed, ctx.mappings.target_hip)
         edits = shell.drop_overlaps(done.edits)
         spliced = splices(edits)
         new = splice(data, spliced)

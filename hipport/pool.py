@@ -13,7 +13,6 @@ import pickle
 import signal
 import sys
 import threading
-import traceback
 from queue import SimpleQueue
 from typing import Any, Callable, Iterator, Sequence
 
@@ -225,6 +224,8 @@ def _child(from_parent: int, to_parent: int, inherited: list[int], initializer: 
 def _portable(exc: Exception) -> Exception:
     """The exception with the worker's traceback as a note, or a RuntimeError carrying that
     text when the exception cannot be pickled."""
+    import traceback  # noqa: PLC0415 - only for a task that failed
+
     text = "".join(traceback.format_exception(exc))
     try:
         exc.add_note(f"in a worker process:\n{text}")

@@ -26,7 +26,6 @@ beyond those counts.
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from collections import Counter
 from typing import Iterable, Sequence
@@ -289,11 +288,15 @@ def baseline_document(findings: Iterable[Finding]) -> dict:
 
 
 def dump_baseline(findings: Iterable[Finding]) -> bytes:
+    import json  # noqa: PLC0415 - baselines alone need it here
+
     return (json.dumps(baseline_document(findings), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def load_baseline(data: bytes, where: str = "baseline") -> Counter:
     """The counts in a baseline file; a malformed one is a configuration error (exit 2)."""
+    import json  # noqa: PLC0415 - baselines alone need it here
+
     try:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

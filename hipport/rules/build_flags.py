@@ -16,7 +16,6 @@ import bisect
 import functools
 import io
 import re
-import tokenize
 import warnings
 from typing import Iterator, NamedTuple
 
@@ -139,6 +138,8 @@ def parse_python(data: bytes) -> ast.AST | None:
 
 def python_strings(data: bytes) -> list[tuple[int, bytes]]:
     """(byte offset, source bytes) of every string literal token of a Python file."""
+    import tokenize  # noqa: PLC0415 - Python build files alone need it
+
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         "".encode(encoding)
