@@ -348,7 +348,7 @@ def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[
     rows = _read_compiled(compiled, digest)
     if rows is None:
         rows = _parse_tables(d)
-        _write_compiled(compiled, digest, rows)
+        _write_compiled(compiled, digest, _summary(rows[0]), rows)
     entries, conflicts, includes = rows
     return entries, _Entries(entries), conflicts, includes
 
@@ -357,8 +357,11 @@ def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[
 # version, unless PYTHONDONTWRITEBYTECODE is set): marshal loads them in half the time parsing
 # and validating the TSVs takes, and every run that ports or checks a file loads them once.
 # The copy is used only when the digest it was written with is that of the tables' bytes and
-# of this module's source.
-_COMPILED_FORMAT = b"1"
+# of this module's source. After the digest comes a small summary (the newest HIP version),
+# which a process that does not port reads without loading the rows: the digest, the summary's
+# length (4 bytes), the summary, the rows.
+_COMPILED_FORMAT = b"2"
+_LENGTH = 4
 
 
 def tables_digest(directory: Any = None) -> bytes:
@@ -377,25 +380,32 @@ def _compiled_path(directory: Any) -> Path | None:
     return directory / "__pycache__" / f"tables.{tag}.marshal"
 
 
-def _read_compiled(path: Path | None, digest: bytes) -> tuple | None:
+def _read_compiled(path: Path | None, digest: bytes, summary_only: bool = False) -> Any:
+    """The compiled copy's rows (or its summary), or None when it is absent, stale or damaged."""
     try:
         with open(path, "rb") as f:  # type: ignore[arg-type]
             data = f.read()
         if not data.startswith(digest):
             return None
-        rows = marshal.loads(memoryview(data)[len(digest):])  # marshal.load(f) reads in small steps
+        view = memoryview(data)[len(digest):]  # marshal.load(f) reads in small steps
+        size = int.from_bytes(view[:_LENGTH], "little")
+        if summary_only:
+            summary = marshal.loads(view[_LENGTH:_LENGTH + size])
+            return summary if isinstance(summary, dict) and "newest" in summary else None
+        rows = marshal.loads(view[_LENGTH + size:])
     except (OSError, TypeError, ValueError, EOFError):
         return None  # absent, unreadable or damaged: parse the tables
     return rows if isinstance(rows, tuple) and len(rows) == 3 else None
 
 
-def _write_compiled(path: Path | None, digest: bytes, rows: tuple) -> None:
+def _write_compiled(path: Path | None, digest: bytes, summary: dict, rows: tuple) -> None:
     if path is None or sys.dont_write_bytecode:  # PYTHONDONTWRITEBYTECODE: no bytecode, no copy
         return
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(exist_ok=True)
-        tmp.write_bytes(digest + marshal.dumps(rows))
+        head = marshal.dumps(summary)
+        tmp.write_bytes(digest + len(head).to_bytes(_LENGTH, "little") + head + marshal.dumps(rows))
         os.replace(tmp, path)
     except OSError:  # a read-only install: the tables are parsed each time
         try:
@@ -468,13 +478,33 @@ def _read_includes(d: Any) -> tuple[tuple[str, str, str, str, str], ...]:
 
 
 def newest_hip_version() -> tuple[int, int]:
-    """The newest HIP version any table row was added in (the default target)."""
+    """The newest HIP version any table row was added in (the default target). A process that
+    has not loaded the rows reads it from the compiled copy's summary: `port -j N` leaves the
+    loading to its workers."""
+    if _load_raw.cache_info().currsize == 0:
+        d = table_dir()
+        summary = _read_compiled(_compiled_path(d), tables_digest(d), summary_only=True)
+        if summary is not None:
+            return tuple(summary["newest"])  # type: ignore[return-value]
     return _newest(_load_raw())
 
 
+def target_version(target_hip: Any = None) -> tuple[int, int]:
+    """The HIP release the tables resolve to for a --target-hip (None: the newest they know)."""
+    return newest_hip_version() if target_hip is None else _target(target_hip, ())
+
+
+def _summary(entries: dict[str, tuple]) -> dict:
+    return {"newest": _newest_of(entries)}
+
+
 def _newest(raw: tuple) -> tuple[int, int]:
+    return _newest_of(raw[0])
+
+
+def _newest_of(entries: dict[str, tuple]) -> tuple[int, int]:
     best = (0, 0)
-    for added in {t[_HADD] for t in raw[0].values()}:
+    for added in {t[_HADD] for t in entries.values()}:
         v = _major_minor(added) if added else None
         if v is not None and v > best:
             best = v

@@ -22,8 +22,9 @@ def _warm(settings: Settings) -> None:
 
 
 def pool(workers: int, settings: Settings) -> Pool:
-    """Worker processes forked now, after loading the tables, the lexer and the rules (they
-    inherit them). An SQLite connection must not cross a fork, even unused, so this process's
+    """Worker processes, forked now; each loads the tables, the lexer and the rules itself
+    (all at once, while the caller goes on: loading them before the fork made every worker
+    wait for it). An SQLite connection must not cross a fork, even unused, so this process's
     are closed first (the next query opens them again)."""
     from hipport.pool import Pool  # here: a run without workers needs no pickle or threads
 

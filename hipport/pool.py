@@ -198,8 +198,12 @@ def _child(from_parent: int, to_parent: int, inherited: list[int], initializer: 
         for fd in inherited:
             os.close(fd)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if initializer is not None:
-            initializer(*initargs)
+        broken = None  # the initializer's exception: every task answers with it
+        try:
+            if initializer is not None:
+                initializer(*initargs)
+        except Exception as exc:  # noqa: BLE001 - e.g. malformed tables: the caller's error to report
+            broken = exc
         with open(from_parent, "rb") as tasks, open(to_parent, "wb") as answers:
             while True:
                 try:
@@ -207,6 +211,8 @@ def _child(from_parent: int, to_parent: int, inherited: list[int], initializer: 
                 except EOFError:
                     break
                 try:
+                    if broken is not None:
+                        raise broken
                     func, arg = pickle.loads(task)
                     answer = (True, func(arg))
                 except Exception as exc:  # noqa: BLE001 - the parent raises it from Future.result
@@ -228,7 +234,8 @@ def _portable(exc: Exception) -> Exception:
 
     text = "".join(traceback.format_exception(exc))
     try:
-        exc.add_note(f"in a worker process:\n{text}")
+        if not any(n.startswith("in a worker process") for n in getattr(exc, "__notes__", ())):
+            exc.add_note(f"in a worker process:\n{text}")  # once: an initializer's error recurs
         pickle.dumps(exc)
         return exc
     except Exception:  # noqa: BLE001 - whatever the pickling raises, the text still travels

@@ -8,7 +8,6 @@ without building an object per finding.
 from __future__ import annotations
 
 import fnmatch
-import importlib
 import marshal
 import os
 import posixpath
@@ -16,7 +15,7 @@ import stat
 import sys
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from hipport import parallel, results
 from hipport.cache import Cache, open_cache, settled, settled_before
@@ -26,9 +25,6 @@ from hipport.emit import mirror_link, read_with_mode, read_with_stat, unified_di
 from hipport.errors import UsageError
 from hipport.files import InputFile, collect
 from hipport.results import FileResult, output_name
-
-if TYPE_CHECKING:
-    from hipport.pool import Pool
 
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
@@ -119,7 +115,7 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
             outcomes, misses = _serve(jobs[start:start + size], lookups)
             future = None
             if misses and pooled:
-                pool = pool or _start_pool(workers, jobs[0].settings)
+                pool = pool or parallel.pool(workers, jobs[0].settings)
                 future = pool.submit(port_reads, [r for _, r in misses])
             elif misses:
                 _fill(outcomes, misses, port_reads([r for _, r in misses]))
@@ -133,16 +129,6 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-
-
-def _start_pool(workers: int, settings: Settings) -> Pool:
-    from hipport.loaders import prepare
-
-    # Before the fork, so the workers inherit them: the pipeline's modules, the rules and the
-    # tables (which the report needs here at the end anyway).
-    importlib.import_module("hipport.pipeline")
-    prepare(settings)
-    return parallel.pool(workers, settings)
 
 
 def _done(batch: tuple, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
@@ -395,12 +381,12 @@ def _stamp(r: _Read, output: tuple | None) -> tuple[bytes, bytes]:
 
 
 def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:
-    """The HIP release the tables resolve the settings to. Kept in the cache: loading the
-    tables would cost a run served from the cache a tenth of a second."""
+    """The HIP release the tables resolve the settings to. Kept in the cache: reading it from
+    the tables would cost a run served from the cache a few milliseconds (their digest)."""
     def resolve() -> tuple[int, int]:
-        from hipport.loaders import tools
+        from hipport.mappings import target_version
 
-        return tools(settings)[0].target_hip
+        return target_version(settings.target_hip)
 
     if cache_root is None:
         return resolve()

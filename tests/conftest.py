@@ -9,6 +9,16 @@ if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
 
+# The property tests draw their examples from a fixed seed: the README's test command (and CI)
+# passes or fails on what changed, not on a rare garbage input found that day. A bug hunt
+# (HIPPORT_PROPERTY_SCALE=N, see tests/test_properties.py) draws fresh examples each run.
+if not os.environ.get("HIPPORT_PROPERTY_SCALE"):
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("fixed-seed", derandomize=True, database=None)
+    _hypothesis_settings.load_profile("fixed-seed")
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",

@@ -466,3 +466,31 @@ def test_finding_the_tables_imports_no_resource_machinery():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout.split()
     assert out == ["True", "False"]
+
+
+def test_the_compiled_copy_summary_gives_the_newest_version_without_loading_the_rows(tables, monkeypatch):
+    """`port -j N` leaves loading the tables to its workers: the main process reads the
+    default target from the compiled copy's summary. A stale or damaged copy has none."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    raw = mappings._load_raw.__wrapped__(tables)
+    compiled = next((tables / "__pycache__").glob("tables.*.marshal"))
+    digest = mappings.tables_digest(tables)
+    assert mappings._read_compiled(compiled, digest, summary_only=True) == {"newest": mappings._newest(raw)}
+    assert mappings._read_compiled(compiled, b"another digest", summary_only=True) is None
+    compiled.write_bytes(compiled.read_bytes()[: len(digest) + 2])
+    assert mappings._read_compiled(compiled, digest, summary_only=True) is None
+
+
+def test_newest_version_in_a_fresh_process_loads_no_row():
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    root = Path(__file__).resolve().parents[1]
+    # the first process writes the compiled copy where it is missing (as a first run does)
+    subprocess.run([sys.executable, "-c", "from hipport import mappings; mappings.load()"], check=True, cwd=root, env=env)
+    code = ("from hipport import mappings; v = mappings.newest_hip_version(); "
+            "loaded = mappings._load_raw.cache_info().misses; print(v == mappings.load().target_hip, loaded)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                         env=env).stdout.split()
+    assert out == ["True", "0"]

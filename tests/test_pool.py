@@ -130,7 +130,8 @@ def test_buffered_output_is_written_once():
 
 def test_a_pooled_port_imports_no_multiprocessing(tmp_path):
     """`-j 2` over more files than run in-process: the outputs are the serial run's, and the
-    pool's start costs no import of multiprocessing or concurrent.futures (20 ms)."""
+    pool's start costs no import of multiprocessing or concurrent.futures (20 ms), nor any
+    loading in this process before the workers start."""
     from hipport import parallel
 
     src = ROOT / "fixtures" / "port"
@@ -144,7 +145,23 @@ def test_a_pooled_port_imports_no_multiprocessing(tmp_path):
                                "-j", jobs, "--no-cache"], env=env, capture_output=True, text=True, timeout=120)
         modules = set(eval(done.stderr.strip().splitlines()[-1]))
         assert ("hipport.pool" in modules) == (jobs == "2")
+        # with workers, this process neither loads the tables and rules nor imports the porting
+        # code: each worker loads them itself, at the same time as the others
+        assert ("hipport.pipeline" in modules) == ("hipport.rules" in modules) == (jobs == "1")
         assert not {"multiprocessing", "concurrent.futures"} & modules
         outputs[jobs] = {p.relative_to(tmp_path / jobs): p.read_bytes()
                          for p in (tmp_path / jobs).rglob("*") if p.is_file()}
     assert outputs["1"] == outputs["2"] and outputs["1"]
+
+
+def refuse(message):
+    raise ValueError(message)
+
+
+def test_an_initializer_that_fails_fails_every_task_with_its_error():
+    """(As malformed mapping tables do when workers load them: the command then stops with
+    that error, not with a dead worker.)"""
+    with Pool(2, refuse, ("tables are malformed",)) as pool:
+        for future in [pool.submit(square, n) for n in range(4)]:
+            with pytest.raises(ValueError, match="tables are malformed"):
+                future.result()

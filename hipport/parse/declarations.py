@@ -73,10 +73,10 @@ def user_declared(data: bytes, tokens: Iterable[Token], parsed=None) -> set[int]
         node = root.descendant_for_byte_range(tok.start, tok.end)
         if node is None or node.start_byte != tok.start:
             continue
-        if node.type == "field_identifier":
-            out.add(tok.start)
-        elif node.type == "identifier" and _declares(node) and _in_scope(node):
-            out.add(tok.start)
+        if node.type == "field_identifier" or (node.type == "identifier" and _declares(node)):
+            scope = _scope(node)
+            if scope is not None and _keyword_stands_alone(data, scope):
+                out.add(tok.start)
     return out
 
 
@@ -86,13 +86,32 @@ def _declares(node) -> bool:
         d.id == node.id for d in parent.children_by_field_name("declarator"))
 
 
-def _in_scope(node) -> bool:
+def _scope(node):
+    """The namespace or class whose member `node` names: its nearest scope, unless a block or
+    a parameter list comes first (a local variable or a parameter: an ordinary use)."""
     parent = node.parent
     while parent is not None and parent.type not in _SCOPES:
         if parent.type in ("compound_statement", "parameter_list"):
-            return False  # a local variable or a parameter: an ordinary use of the name
+            return None
         parent = parent.parent
-    return parent is not None
+    return parent
+
+
+def _keyword_stands_alone(data: bytes, scope) -> bool:
+    """Whether the scope's `struct`/`namespace`/... is a word of its own. Glued to a number or
+    a name before it (`0struct`), it is one token to a C++ compiler, and tree-sitter reads it
+    as a keyword or not depending on what came much earlier: a port's inserted include line
+    could change the verdict, and a second port would rename what the first kept."""
+    if scope.type == "field_declaration_list":
+        scope = scope.parent
+    start = scope.start_byte if scope is not None else 0
+    return start == 0 or data[start - 1] not in _WORD_BYTES or (start == 3 and data.startswith(_BOM))
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+_WORD_BYTES = frozenset(b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + bytes(range(0x80, 0x100)))
 
 
 # What may stand before the name a declaration declares is a type, a `*`/`&`, `,` (`int a, b`),
