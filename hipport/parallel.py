@@ -15,6 +15,12 @@ if TYPE_CHECKING:
 SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
 
 
+def pooled(workers: int, jobs: int) -> bool:
+    """Whether `jobs` jobs go to `workers` worker processes. Where the OS cannot fork
+    (Windows), every job runs in this process: the workers are forked copies of it."""
+    return workers > 1 and jobs >= SERIAL_BELOW and hasattr(os, "fork")
+
+
 def _warm(settings: Settings) -> None:
     from hipport.loaders import prepare
 
@@ -37,7 +43,7 @@ def run(func: Callable, jobs: Sequence, workers: int,
     """`func(job)` for every job, results in job order. Jobs carry `.settings`; `func` must be a
     module-level function (it crosses processes)."""
     workers = workers or os.cpu_count() or 1
-    if workers <= 1 or len(jobs) < SERIAL_BELOW:
+    if not pooled(workers, len(jobs)):
         for job in jobs:
             yield func(job)
             if on_done:

@@ -105,7 +105,7 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
     cache holds (one query per batch), so a warm run starts no worker; the files the cache
     lacks are ported here, or by `workers` processes when there are many files."""
     workers = workers or os.cpu_count() or 1
-    pooled = workers > 1 and len(jobs) >= parallel.SERIAL_BELOW
+    pooled = parallel.pooled(workers, len(jobs))
     size = max(1, min(BATCH, len(jobs) // (workers * 8))) if pooled else BATCH
     queue: deque = deque()  # (outcomes, misses, future or None) per batch, in job order
     pool = None

@@ -165,3 +165,24 @@ def test_an_initializer_that_fails_fails_every_task_with_its_error():
         for future in [pool.submit(square, n) for n in range(4)]:
             with pytest.raises(ValueError, match="tables are malformed"):
                 future.result()
+
+
+def test_without_fork_every_job_runs_in_this_process(tmp_path, monkeypatch):
+    """Windows has no fork: `-j 2` then ports serially, with the same outputs."""
+    from hipport import parallel
+    from hipport.cli import main
+
+    src = ROOT / "fixtures" / "port"
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("no pool without fork")
+
+    monkeypatch.delattr(os, "fork")
+    monkeypatch.setattr(parallel, "pool", no_pool)
+    for jobs in ("2", "1"):
+        with pytest.raises(SystemExit) as done:
+            main(["port", str(src), "-o", str(tmp_path / jobs), "-j", jobs, "--no-cache"])
+        assert done.value.code in (0, 1)
+    assert [p.read_bytes() for p in sorted((tmp_path / "1").rglob("*")) if p.is_file()] == \
+        [p.read_bytes() for p in sorted((tmp_path / "2").rglob("*")) if p.is_file()]
+    assert list(parallel.run(abs, [-n for n in range(40)], 2)) == list(range(40))
