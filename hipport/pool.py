@@ -60,7 +60,10 @@ class Pool:
         self._tasks: SimpleQueue = SimpleQueue()  # (future, func, arg), or None: stop
         self._children: list[tuple[int, int, int]] = []  # (pid, task pipe, result pipe)
         for stream in (sys.stdout, sys.stderr):  # else a child holds a copy of what is buffered
-            stream.flush()
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):
+                pass  # none, closed, or a reader gone: nothing buffered to copy, or nothing to lose
         try:
             for _ in range(workers):
                 self._fork(initializer, initargs)

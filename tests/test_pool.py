@@ -186,3 +186,12 @@ def test_without_fork_every_job_runs_in_this_process(tmp_path, monkeypatch):
     assert [p.read_bytes() for p in sorted((tmp_path / "1").rglob("*")) if p.is_file()] == \
         [p.read_bytes() for p in sorted((tmp_path / "2").rglob("*")) if p.is_file()]
     assert list(parallel.run(abs, [-n for n in range(40)], 2)) == list(range(40))
+
+
+def test_a_pool_starts_with_stdout_closed(tmp_path):
+    """(`hipport port ... >&-` leaves Python no sys.stdout to flush before the fork.)"""
+    code = "from hipport.pool import Pool\nwith Pool(2) as p: assert p.submit(abs, -3).result() == 3\n"
+    done = subprocess.run([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0, done.stderr
