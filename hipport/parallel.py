@@ -27,15 +27,19 @@ def _warm(settings: Settings) -> None:
     prepare(settings)  # the tables, the lexer and the rules, once per worker
 
 
-def pool(workers: int, settings: Settings) -> Pool:
+def pool(workers: int, settings: Settings) -> Pool | None:
     """Worker processes, forked now; each loads the tables, the lexer and the rules itself
     (all at once, while the caller goes on: loading them before the fork made every worker
-    wait for it). An SQLite connection must not cross a fork, even unused, so this process's
-    are closed first (the next query opens them again)."""
+    wait for it). None when the OS refuses to fork (a container's process limit): the caller
+    runs the jobs itself. An SQLite connection must not cross a fork, even unused, so this
+    process's are closed first (the next query opens them again)."""
     from hipport.pool import Pool  # here: a run without workers needs no pickle or threads
 
     close_stores()
-    return Pool(workers, _warm, (settings,))
+    try:
+        return Pool(workers, _warm, (settings,))
+    except OSError:
+        return None
 
 
 def run(func: Callable, jobs: Sequence, workers: int,
@@ -50,8 +54,12 @@ def run(func: Callable, jobs: Sequence, workers: int,
                 on_done()
         return
     chunk = max(1, min(64, len(jobs) // (workers * 8)))
-    with pool(workers, jobs[0].settings) as workers_pool:
-        for result in workers_pool.map(func, jobs, chunksize=chunk):
+    started = pool(workers, jobs[0].settings)
+    if started is None:
+        yield from run(func, jobs, 1, on_done)
+        return
+    with started:
+        for result in started.map(func, jobs, chunksize=chunk):
             yield result
             if on_done:
                 on_done()

@@ -114,8 +114,10 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
         for start in range(0, len(jobs), size):
             outcomes, misses = _serve(jobs[start:start + size], lookups)
             future = None
+            if misses and pooled and pool is None:
+                pool = parallel.pool(workers, jobs[0].settings)
+                pooled = pool is not None  # None: the OS refused the fork; ported here then
             if misses and pooled:
-                pool = pool or parallel.pool(workers, jobs[0].settings)
                 future = pool.submit(port_reads, [r for _, r in misses])
             elif misses:
                 _fill(outcomes, misses, port_reads([r for _, r in misses]))

@@ -195,3 +195,30 @@ def test_a_pool_starts_with_stdout_closed(tmp_path):
                           text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)),
                           preexec_fn=lambda: os.close(1))
     assert done.returncode == 0, done.stderr
+
+
+def test_a_refused_fork_ports_and_checks_in_this_process(tmp_path, monkeypatch, capsys):
+    """A container's process limit makes fork fail (EAGAIN): `-j 2` then does the work itself,
+    with the same outputs, instead of stopping."""
+    from hipport.cli import main
+
+    src = ROOT / "fixtures" / "port"
+
+    def check(jobs: str) -> str:
+        with pytest.raises(SystemExit):
+            main(["check", str(src), "-j", jobs, "--no-cache", "--format", "json", "--exit-zero"])
+        return capsys.readouterr().out
+
+    with pytest.raises(SystemExit):
+        main(["port", str(src), "-o", str(tmp_path / "serial"), "-j", "1", "--no-cache"])
+    serial_check = check("1")
+
+    def refuse():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    with pytest.raises(SystemExit):
+        main(["port", str(src), "-o", str(tmp_path / "refused"), "-j", "2", "--no-cache"])
+    assert [p.read_bytes() for p in sorted((tmp_path / "serial").rglob("*")) if p.is_file()] == \
+        [p.read_bytes() for p in sorted((tmp_path / "refused").rglob("*")) if p.is_file()]
+    assert check("2") == serial_check and '"findings"' in serial_check
