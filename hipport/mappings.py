@@ -348,7 +348,7 @@ def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[
     rows = _read_compiled(compiled, digest)
     if rows is None:
         rows = _parse_tables(d)
-        _write_compiled(compiled, digest, _summary(rows[0]), rows)
+        _write_compiled(compiled, digest, _summary(rows), rows)
     entries, conflicts, includes = rows
     return entries, _Entries(entries), conflicts, includes
 
@@ -384,15 +384,14 @@ def _read_compiled(path: Path | None, digest: bytes, summary_only: bool = False)
     """The compiled copy's rows (or its summary), or None when it is absent, stale or damaged."""
     try:
         with open(path, "rb") as f:  # type: ignore[arg-type]
-            data = f.read()
-        if not data.startswith(digest):
-            return None
-        view = memoryview(data)[len(digest):]  # marshal.load(f) reads in small steps
-        size = int.from_bytes(view[:_LENGTH], "little")
-        if summary_only:
-            summary = marshal.loads(view[_LENGTH:_LENGTH + size])
-            return summary if isinstance(summary, dict) and "newest" in summary else None
-        rows = marshal.loads(view[_LENGTH + size:])
+            head = f.read(len(digest) + _LENGTH)
+            if head[:len(digest)] != digest:
+                return None
+            summary = f.read(int.from_bytes(head[len(digest):], "little"))
+            if summary_only:
+                found = marshal.loads(summary)
+                return found if isinstance(found, dict) and "newest" in found else None
+            rows = marshal.loads(f.read())  # marshal.load(f) reads in small steps
     except (OSError, TypeError, ValueError, EOFError):
         return None  # absent, unreadable or damaged: parse the tables
     return rows if isinstance(rows, tuple) and len(rows) == 3 else None
@@ -507,20 +506,17 @@ def newest_hip_version() -> tuple[int, int]:
 
 def target_version(target_hip: Any = None) -> tuple[int, int]:
     """The HIP release the tables resolve to for a --target-hip (None: the newest they know)."""
-    return newest_hip_version() if target_hip is None else _target(target_hip, ())
+    return newest_hip_version() if target_hip is None else _major_minor_of(target_hip)
 
 
-def _summary(entries: dict[str, tuple]) -> dict:
-    return {"newest": _newest_of(entries)}
+def _summary(rows: tuple) -> dict:
+    return {"newest": _newest(rows)}
 
 
-def _newest(raw: tuple) -> tuple[int, int]:
-    return _newest_of(raw[0])
-
-
-def _newest_of(entries: dict[str, tuple]) -> tuple[int, int]:
+def _newest(rows: tuple) -> tuple[int, int]:
+    """(The name rows come first both in the parsed tables and in _load_raw's tuple.)"""
     best = (0, 0)
-    for added in {t[_HADD] for t in entries.values()}:
+    for added in {t[_HADD] for t in rows[0].values()}:
         v = _major_minor(added) if added else None
         if v is not None and v > best:
             best = v
@@ -528,8 +524,10 @@ def _newest_of(entries: dict[str, tuple]) -> tuple[int, int]:
 
 
 def _target(target_hip: Any, raw: tuple) -> tuple[int, int]:
-    if target_hip is None:
-        return _newest(raw)
+    return _newest(raw) if target_hip is None else _major_minor_of(target_hip)
+
+
+def _major_minor_of(target_hip: Any) -> tuple[int, int]:
     try:
         t = tuple(int(x) for x in target_hip)
     except (TypeError, ValueError) as exc:

@@ -157,7 +157,10 @@ class Pool:
                 except Exception as exc:  # noqa: BLE001 - the stream is whole: only this task fails
                     future._settle(error=exc)
                     continue
-                future._settle(value) if ok else future._settle(error=value)
+                if ok:
+                    future._settle(value)
+                else:
+                    future._settle(error=value)
 
 
 def _pipe() -> tuple[int, int]:

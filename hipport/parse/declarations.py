@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from hipport.parse import tree
+from hipport.parse import IS_WORD_BYTE, tree
 from hipport.parse.braces import BLOCK, LINKAGE, word_before
 from hipport.parse.lexer import Lexed, Token
+from hipport.source import UTF8_BOM
 
 _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_specifier", "struct_specifier"})
 # Nodes whose `declarator` field, when a plain identifier, declares that name.
@@ -73,7 +74,11 @@ def user_declared(data: bytes, tokens: Iterable[Token], parsed=None) -> set[int]
         node = root.descendant_for_byte_range(tok.start, tok.end)
         if node is None or node.start_byte != tok.start:
             continue
-        if node.type == "field_identifier" or (node.type == "identifier" and _declares(node)):
+        if node.type == "field_identifier":  # a member, declared or used
+            scope = _scope(node)
+            if scope is None or _keyword_stands_alone(data, scope):
+                out.add(tok.start)
+        elif node.type == "identifier" and _declares(node):
             scope = _scope(node)
             if scope is not None and _keyword_stands_alone(data, scope):
                 out.add(tok.start)
@@ -105,13 +110,10 @@ def _keyword_stands_alone(data: bytes, scope) -> bool:
     if scope.type == "field_declaration_list":
         scope = scope.parent
     start = scope.start_byte if scope is not None else 0
-    return start == 0 or data[start - 1] not in _WORD_BYTES or (start == 3 and data.startswith(_BOM))
-
-
-_BOM = b"\xef\xbb\xbf"
-
-
-_WORD_BYTES = frozenset(b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + bytes(range(0x80, 0x100)))
+    if start == 0 or (start == len(UTF8_BOM) and data.startswith(UTF8_BOM)):
+        return True
+    before = data[start - 1]
+    return before not in IS_WORD_BYTE and before < 0x80  # a UTF-8 letter glues as a name's would
 
 
 # What may stand before the name a declaration declares is a type, a `*`/`&`, `,` (`int a, b`),
