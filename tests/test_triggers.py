@@ -40,6 +40,7 @@ PRE_CHECKS = [
     ("hipport.rules.warp", "_may_be_warp_sized", True),
     ("hipport.rules.warp", "_sync_first_args", None),
     ("hipport.rules.warp", "_may_flag_mask_constant", True),
+    ("hipport.rules.warp", "_lane_math_may_count", True),
     ("hipport.rules.dynamic_parallelism", "all_certainly_host", False),
     ("hipport.rules._host_code", "certainly_host", False),
 ]
@@ -101,6 +102,35 @@ def test_lane_math_trigger_finds_every_spelling_the_rule_accepts(text):
     rule_patterns = (_DIVIDE_32, _AND_31, _31_AND, _SHIFT_5)
     for i in range(len(text)):
         assert any(t.match(text, i) for t in LANE_MATH_TRIGGERS) == any(p.match(text, i) for p in rule_patterns)
+
+
+@pytest.mark.parametrize("text", [b"y = x / 32768;", b"m = tid & 0x1ff;", b"w = tid >> 50;",
+                                  b"l = tid % 320;", b"w = tid / 0x200;", b"l = tid & 310;"])
+def test_lane_math_triggers_skip_longer_numbers(text):
+    from hipport.rules.warp import LANE_MATH_TRIGGERS
+
+    assert not any(t.search(text) for t in LANE_MATH_TRIGGERS)
+
+
+def test_lane_math_in_host_code_or_prose_costs_no_parse():
+    from hipport.rules.warp import lane_arithmetic_with_32
+
+    def ctx_of(text):
+        return context_for(text, "k.cu", "cuda", Settings())
+
+    host = (b"// lane = tid % 32 in the kernel\n"
+            b"int warps(int threads) { return threads / 32; }\n"
+            b"int main() { int tid = 3; if (tid) { return (tid & 31) + warps(64); } return 0; }\n"
+            b"#define HALF(n) ((n) >> 5)\n")
+    ctx = ctx_of(host)
+    assert list(lane_arithmetic_with_32(ctx)) == [] and "tree" not in ctx.__dict__
+    # in a kernel, at file scope, in a lambda of unknown kind: the tree decides, and flags
+    for text in (b"__global__ void k(int* o) { o[0] = threadIdx.x % 32; }\n",
+                 b"const int lane = tid % 32;\n",
+                 b"struct S { int lane = tid & 31; };\n",
+                 b"void h() { auto f = [] __device__ (int tid) { return tid / 32; }; }\n"):
+        ctx = ctx_of(text)
+        assert len(list(lane_arithmetic_with_32(ctx))) == 1, text
 
 
 def test_a_sync_looking_variable_costs_no_parse():

@@ -59,6 +59,18 @@ def certainly_host(ctx, offset: int, depth: int = 0) -> bool:
     return True
 
 
+def in_statements(braces, offset: int) -> bool:
+    """Whether a brace pair around `offset` is a BLOCK. Where certainly_host(offset) holds,
+    every such pair is a function, lambda or statement body (it cannot tell an initializer's
+    braces), so `offset` is inside a function or lambda, not at namespace or class scope."""
+    i = braces.innermost(offset)
+    while i >= 0:
+        if braces.kind(i) == BLOCK:
+            return True
+        i = braces.parents[i]
+    return False
+
+
 def _plain_brace(ctx, i: int, depth: int) -> bool:
     """Whether brace pair `i` is certainly not the body of a device function or lambda: a
     statement block, a namespace/class body, `extern "C"`, or a plain host function's body."""

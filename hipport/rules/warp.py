@@ -13,6 +13,7 @@ from hipport.patterns import any_case, leftmost_matches, starts_of, whole_word_s
 from hipport.rewrite.calls import split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
+from hipport.rules._host_code import certainly_host, in_statements
 
 # Names of variables holding a thread's index (or lane) by convention.
 _THREAD_NAME = re.compile(
@@ -146,12 +147,15 @@ _LANE_DIVISORS = {"%": 32, "/": 32, ">>": 5}
 # Each trigger opens with a literal byte: re scans for that far faster than it tries an
 # alternation of differently-led branches at every byte.
 _SPELLED = {31: re.compile(rb"3[12]|0[xX]0*1[fF]"), 32: re.compile(rb"32|0[xX]0*20")}
-_DIVIDE_32 = re.compile(rb"[%/][\s(]*(?:32|0[xX]0*20)")
-_AND_31 = re.compile(rb"&[\s(]*(?:3[12]|0[xX]0*1[fF])")
+# The numbers as an operand next to the operator: a digit after them makes another number
+# (`/ 32768`, `& 0x1ff`), which no trigger matches.
+_32 = rb"(?:32(?![0-9])|0[xX]0*20(?![0-9A-Fa-f]))"
+_DIVIDE_32 = re.compile(rb"[%/][\s(]*" + _32)
+_AND_31 = re.compile(rb"&[\s(]*(?:3[12](?![0-9])|0[xX]0*1[fF](?![0-9A-Fa-f]))")
 _31_AND = re.compile(rb"(?:31|0[xX]0*1[fF])[uUlL]*[\s)]*&")
-_SHIFT_5 = re.compile(rb">>[\s(\\]*(?:0[xX]0*)?5")
+_SHIFT_5 = re.compile(rb">>[\s(\\]*(?:5(?![0-9])|0[xX]0*5(?![0-9A-Fa-f]))")
 LANE_MATH_TRIGGERS = tuple(re.compile(p) for p in (
-    rb"%[\s(]*(?:32|0[xX]0*20)", rb"/[\s(]*(?:32|0[xX]0*20)", _AND_31.pattern,
+    rb"%[\s(]*" + _32, rb"/[\s(]*" + _32, _AND_31.pattern,
     rb"31[uUlL]*[\s)]*&", rb"0[xX]0*1[fF][uUlL]*[\s)]*&", _SHIFT_5.pattern))
 
 
@@ -206,6 +210,8 @@ def _is_thread_index(ctx, node, offset: int, blocks: bool = False) -> bool:
 def _lane_math_nodes(ctx):
     def compute(c):
         out = []
+        if not _lane_math_may_count(c):
+            return out  # no tree: most files with a trigger have it only in host code or prose
         for node in sx.nodes(c, "binary_expression"):
             # what the expression is first (cheap, and rarely a match), then where it is
             why = _lane_math(c, node)
@@ -220,6 +226,22 @@ def _lane_math_nodes(ctx):
             out.append((node, why))
         return out
     return sx.memo(ctx, "warp_lane_math", compute)
+
+
+def _lane_math_may_count(ctx) -> bool:
+    """Whether a flagged expression may exist, told without the tree. Each one's operator (or
+    its `31 &`) is a LANE_MATH_TRIGGERS match in code, outside directives (the tree reads a
+    macro body as text), and in device code or outside every function. A match in a function
+    body (a brace pair of statements) that is certainly host code is neither."""
+    lexed = ctx.lexed
+    for pattern in LANE_MATH_TRIGGERS:
+        for m in pattern.finditer(ctx.data):
+            at = m.start()
+            if lexed.in_comment_or_string(at) or lexed.in_directive(at):
+                continue
+            if not (certainly_host(ctx, at) and in_statements(lexed.braces, at)):
+                return True
+    return False
 
 
 def _inside(node, kind: str) -> bool:
