@@ -41,6 +41,7 @@ PRE_CHECKS = [
     ("hipport.rules.warp", "_sync_first_args", None),
     ("hipport.rules.warp", "_may_flag_mask_constant", True),
     ("hipport.rules.warp", "_lane_math_may_count", True),
+    ("hipport.rules.warp", "_may_be_in_device_code", True),
     ("hipport.rules.dynamic_parallelism", "all_certainly_host", False),
     ("hipport.rules._host_code", "certainly_host", False),
 ]
@@ -131,6 +132,21 @@ def test_lane_math_in_host_code_or_prose_costs_no_parse():
                  b"void h() { auto f = [] __device__ (int tid) { return tid / 32; }; }\n"):
         ctx = ctx_of(text)
         assert len(list(lane_arithmetic_with_32(ctx))) == 1, text
+
+
+def test_lane_shift_in_host_code_costs_no_parse():
+    from hipport.rules.warp import lane_bit_shift_32
+
+    def ctx_of(text):
+        return context_for(text, "k.cu", "cuda", Settings())
+
+    host = (b"#define BIT(lane) (1u << (lane))\n"
+            b"unsigned mask(int lane) { return 1u << lane; }  // 1u << lane in a kernel: flagged\n"
+            b"int main() { std::cout << mask(3); return 0; }\n")
+    ctx = ctx_of(host)
+    assert list(lane_bit_shift_32(ctx)) == [] and "tree" not in ctx.__dict__
+    device = ctx_of(b"__device__ unsigned lt(int lane) { return (1u << lane) - 1; }\n")
+    assert [h.message.split("`")[1] for h in lane_bit_shift_32(device)] == ["1u << lane"]
 
 
 def test_a_sync_looking_variable_costs_no_parse():

@@ -230,18 +230,29 @@ def _lane_math_nodes(ctx):
 
 def _lane_math_may_count(ctx) -> bool:
     """Whether a flagged expression may exist, told without the tree. Each one's operator (or
-    its `31 &`) is a LANE_MATH_TRIGGERS match in code, outside directives (the tree reads a
-    macro body as text), and in device code or outside every function. A match in a function
-    body (a brace pair of statements) that is certainly host code is neither."""
+    its `31 &`) is a LANE_MATH_TRIGGERS match, in device code or outside every function. A
+    match in a function body (a brace pair of statements) that is certainly host code is
+    neither."""
+    braces = ctx.lexed.braces
+    return any(not (certainly_host(ctx, at) and in_statements(braces, at))
+               for pattern in LANE_MATH_TRIGGERS for at in _code_matches(ctx, pattern))
+
+
+def _code_matches(ctx, pattern):
+    """Where `pattern` matches in code outside directives (the tree reads a macro body as
+    text): where an operator may be. The expression around an operator starts in the same
+    brace pair as the operator, so certainly_host() answers for both."""
     lexed = ctx.lexed
-    for pattern in LANE_MATH_TRIGGERS:
-        for m in pattern.finditer(ctx.data):
-            at = m.start()
-            if lexed.in_comment_or_string(at) or lexed.in_directive(at):
-                continue
-            if not (certainly_host(ctx, at) and in_statements(lexed.braces, at)):
-                return True
-    return False
+    for m in pattern.finditer(ctx.data):
+        if not (lexed.in_comment_or_string(m.start()) or lexed.in_directive(m.start())):
+            yield m.start()
+
+
+_SHIFT = re.compile(rb"<<|>>")
+
+
+def _may_be_in_device_code(ctx, pattern) -> bool:
+    return any(not certainly_host(ctx, at) for at in _code_matches(ctx, pattern))
 
 
 def _inside(node, kind: str) -> bool:
@@ -1072,6 +1083,8 @@ def lane_bit_shift_32(ctx):
     data = ctx.data
     if (b"<<" not in data and b">>" not in data) or not _contains_any(data, b"lane"):
         return  # a shift, and its count must name a lane
+    if not _may_be_in_device_code(ctx, _SHIFT):
+        return  # every shift is certainly host code: no tree
     for node in sx.nodes(ctx, "binary_expression"):
         op = sx.text(node.child_by_field_name("operator"))
         if op not in ("<<", ">>"):
