@@ -44,6 +44,7 @@ PRE_CHECKS = [
     ("hipport.rules.warp", "_may_be_in_device_code", True),
     ("hipport.rules.dynamic_parallelism", "all_certainly_host", False),
     ("hipport.rules._host_code", "certainly_host", False),
+    ("hipport.rules.texture", "read", None),
 ]
 
 

@@ -6,6 +6,7 @@ import re
 
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
+from hipport.rules._texture_text import Creation, FetchCall, ObjectDecl, Sites, read
 
 BIND_APIS = frozenset({
     "cudaBindTexture", "cudaBindTexture2D", "cudaBindTextureToArray",
@@ -73,21 +74,32 @@ def _compute_legacy_templates(ctx) -> list:
     return out
 
 
-def _own_templates(ctx) -> set[str]:
+def _sites(ctx) -> Sites:
+    """The fetch calls, creations and handle declarations: read from the text where the lexer
+    is certain of them (_texture_text), else from the tree."""
+    return sx.memo(ctx, "texture_sites", lambda c: read(c, (_FETCH_WORDS, _FETCH_NAMES), (_CREATE_WORDS, OBJECT_CREATE),
+                                               (_OBJECT_WORDS, OBJECT_TYPES))
+                   or tree_sites(c))
+
+
+def tree_sites(ctx) -> Sites:
+    return Sites(_tree_fetch_calls(ctx), _tree_creations(ctx), _tree_object_declarations(ctx),
+                 _tree_own_templates(ctx))
+
+
+def _tree_own_templates(ctx) -> frozenset[str]:
     """The tex*/surf* names the file defines itself (a `tex2D` helper function, a struct or
     class of that name): found from where the names are written."""
-    def compute(c):
-        own = set()
-        for word in sx.nodes_named(c, _FETCH_NAMES, _FETCH_WORDS):
-            node = word  # or a node around it with the same text
-            while node is not None and node.start_byte == word.start_byte \
-                    and node.end_byte == word.end_byte:
-                if _names_definition(node):
-                    own.add(sx.text(word))
-                    break
-                node = node.parent
-        return own
-    return sx.memo(ctx, "texture_own_templates", compute)
+    own = set()
+    for word in sx.nodes_named(ctx, _FETCH_NAMES, _FETCH_WORDS):
+        node = word  # or a node around it with the same text
+        while node is not None and node.start_byte == word.start_byte \
+                and node.end_byte == word.end_byte:
+            if _names_definition(node):
+                own.add(sx.text(word))
+                break
+            node = node.parent
+    return frozenset(own)
 
 
 def _names_definition(node) -> bool:
@@ -122,7 +134,10 @@ def _declared_names(type_node) -> list:
     out = []
     for d in decl.children_by_field_name("declarator"):
         while d is not None and d.type not in ("identifier", "field_identifier"):
-            d = d.child_by_field_name("declarator")
+            if d.type == "reference_declarator":  # `T &name`: no field names its declarator
+                d = d.named_children[-1] if d.named_child_count else None
+            else:
+                d = d.child_by_field_name("declarator")
         if d is not None:
             out.append(d)
     return out
@@ -145,37 +160,54 @@ def _references(ctx) -> dict[str, str]:
 _DECLARATIONS = ("declaration", "parameter_declaration", "field_declaration")
 
 
-def _object_declarations(ctx) -> list:
-    """(declaration, type name, declared identifier nodes) for texture/surface object handles."""
-    def compute(c):
-        # The type's last name is spelled in the text: start from those words and climb to
-        # the declaration whose type holds them, instead of visiting every declaration.
-        found = {}
-        for word in sx.nodes_named(c, OBJECT_TYPES, _OBJECT_WORDS):
-            decl = word.parent
-            while decl is not None:
-                if decl.type in _DECLARATIONS and decl.id not in found:
-                    t = decl.child_by_field_name("type")
-                    if t is not None and t.start_byte <= word.start_byte and word.end_byte <= t.end_byte:
-                        name = sx.text(t).split("::")[-1].strip()
-                        idents = _declared_names(t) if name in OBJECT_TYPES else []
-                        if idents:
-                            found[decl.id] = (decl, name, idents)
-                decl = decl.parent
-        return sorted(found.values(), key=lambda d: d[0].start_byte)
-    return sx.memo(ctx, "texture_object_decls", compute)
+def _tree_object_declarations(ctx) -> list[ObjectDecl]:
+    """The declarations of texture/surface object handles."""
+    # The type's last name is spelled in the text: start from those words and climb to
+    # the declaration whose type holds them, instead of visiting every declaration.
+    found = {}
+    for word in sx.nodes_named(ctx, OBJECT_TYPES, _OBJECT_WORDS):
+        decl = word.parent
+        while decl is not None:
+            if decl.type in _DECLARATIONS and decl.id not in found:
+                t = decl.child_by_field_name("type")
+                if t is not None and t.start_byte <= word.start_byte and word.end_byte <= t.end_byte:
+                    name = sx.text(t).split("::")[-1].strip()
+                    idents = _declared_names(t) if name in OBJECT_TYPES else []
+                    if idents:
+                        found[decl.id] = ObjectDecl(decl.start_byte, t.start_byte, name, tuple(
+                            (sx.text(i), i.end_byte) for i in idents))
+            decl = decl.parent
+    return sorted(found.values())
 
 
 def _objects(ctx) -> set[str]:
     """Names declared in this file with a texture/surface object type."""
     return sx.memo(ctx, "texture_objects", lambda c: {
-        sx.text(i) for _, _, idents in _object_declarations(c) for i in idents})
+        name for d in _sites(c).decls for name, _ in d.idents})
 
 
-def _fetch_calls(ctx) -> list:
+def _tree_fetch_calls(ctx) -> list[FetchCall]:
     """Calls of the tex*/surf* functions (by their own name, whatever the qualification)."""
-    return sx.memo(ctx, "texture_fetch_calls",
-                   lambda c: sx.calls_named(c, _FETCH_NAMES, _FETCH_WORDS))
+    return [_fetch_call(call) for call in sx.calls_named(ctx, _FETCH_NAMES, _FETCH_WORDS)]
+
+
+def _fetch_call(call) -> FetchCall:
+    args = sx.call_args(call)
+    fn = call.child_by_field_name("function")
+    return FetchCall(call.start_byte, call.end_byte, sx.call_name(call), sx.is_template_call(call),
+                     fn is not None and fn.type == "identifier",
+                     tuple(_first_ident(a) for a in args[:2]),
+                     bool(args) and args[0].type == "pointer_expression" and len(args) > 1)
+
+
+def _tree_creations(ctx) -> list[Creation]:
+    """Calls of the texture/surface object creation functions, by their unqualified name."""
+    out = []
+    for node in sx.nodes_named(ctx, OBJECT_CREATE, _CREATE_WORDS, ("identifier",)):
+        parent = node.parent
+        if parent is not None and parent.type == "call_expression":
+            out.append(Creation(node.start_byte, parent.start_byte, parent.end_byte, sx.text(node)))
+    return out
 
 
 def _first_ident(node):
@@ -286,34 +318,28 @@ def texture_reference_fetch(ctx):
     Pass a hipTextureObject_t to the kernel and fetch with the template form:
     `tex2D<float>(texObj, x + 0.5f, y + 0.5f)`; surfaces: `surf2Dwrite(v, surfObj, x * sizeof(v), y)`.
     """
-    calls = _fetch_calls(ctx)
-    if not calls:
+    sites = _sites(ctx)
+    if not sites.calls:
         return
     refs = _references(ctx)
     objects = _objects(ctx)
-    own = _own_templates(ctx)
-    for call in calls:
-        name = sx.call_name(call)
-        if name in own or sx.is_template_call(call) or not sx.relevant(ctx, call.start_byte):
+    for call in sites.calls:
+        name = call.name
+        if name in sites.own or call.template or not call.plain or not sx.relevant(ctx, call.start):
             continue
-        fn = call.child_by_field_name("function")
-        if fn is None or fn.type != "identifier":
-            continue
-        args = sx.call_args(call)
         if name in TEX_FETCHES:
-            first = _first_ident(args[0]) if args else None
+            first = call.idents[0] if call.idents else None
             if first is None or first in objects:
                 continue
             known = first in refs
             why = "a texture reference" if known else "not a texture object (only references take the non-template form)"
-            yield Hit(call.start_byte, call.end_byte,
+            yield Hit(call.start, call.end,
                       f"`{name}({first}, ...)` fetches through {why}: texture references were "
                       "removed in CUDA 12 and are deprecated in HIP", _REF_FIX)
         else:
-            for a in args[:2]:
-                ident = _first_ident(a)
+            for ident in call.idents:
                 if ident is not None and refs.get(ident) == "surface":
-                    yield Hit(call.start_byte, call.end_byte,
+                    yield Hit(call.start, call.end,
                               f"`{name}` on surface reference `{ident}`: surface references were "
                               "removed in CUDA 12 and are deprecated in HIP",
                               "Use a surface object (hipSurfaceObject_t from hipCreateSurfaceObject).")
@@ -351,14 +377,10 @@ def texture_object_creation(ctx):
     coordinates against the target GPU, check extents against hipDeviceProp_t::maxTexture*,
     and test results that use linear filtering.
     """
-    for node in sx.nodes_named(ctx, OBJECT_CREATE, _CREATE_WORDS, ("identifier",)):
-        name = sx.text(node)
-        if sx.relevant(ctx, node.start_byte):
-            parent = node.parent
-            if parent is None or parent.type != "call_expression":
-                continue
-            yield Hit(parent.start_byte, parent.end_byte,
-                      f"`{name}`: texture/surface objects are supported by HIP; check formats, "
+    for call in _sites(ctx).creations:
+        if sx.relevant(ctx, call.at):
+            yield Hit(call.start, call.end,
+                      f"`{call.name}`: texture/surface objects are supported by HIP; check formats, "
                       "filtering, addressing and size limits on the AMD target", _OBJECT_FIX)
 
 
@@ -385,27 +407,23 @@ def texture_object_fetch(ctx):
     Nothing to rename beyond the object type; validate results against the CUDA build where
     filtering or normalized coordinates are used.
     """
-    calls = _fetch_calls(ctx)
-    if not calls:
+    sites = _sites(ctx)
+    if not sites.calls:
         return
     objects = _objects(ctx)
     refs = _references(ctx)
-    own = _own_templates(ctx)
-    for call in calls:
-        name = sx.call_name(call)
-        if name in own or not sx.relevant(ctx, call.start_byte):
+    for call in sites.calls:
+        name = call.name
+        if name in sites.own or not sx.relevant(ctx, call.start):
             continue
-        args = sx.call_args(call)
-        idents = [_first_ident(a) for a in args[:2]]
-        if any(i in refs for i in idents if i):
+        if any(i in refs for i in call.idents if i):
             continue
-        pointer_form = bool(args) and args[0].type == "pointer_expression" and len(args) > 1
-        is_object = sx.is_template_call(call) or (pointer_form and name in TEX_FETCHES)
+        is_object = call.template or (call.pointer_form and name in TEX_FETCHES)
         if name in SURF_FUNCS:
-            is_object = any(i in objects for i in idents if i)
+            is_object = any(i in objects for i in call.idents if i)
         if is_object:
             kind = "surface" if name in SURF_FUNCS else "texture"
-            yield Hit(call.start_byte, call.end_byte,
+            yield Hit(call.start, call.end,
                       f"`{name}` through a {kind} object: supported by HIP; check formats, "
                       "filtering and addressing on the AMD target", _OBJECT_FIX)
 
@@ -432,11 +450,10 @@ def texture_object_handle(ctx):
     Rename to hipTextureObject_t / hipSurfaceObject_t (hipport does this); check the creating
     code's formats and filter modes against the target GPU.
     """
-    for decl, name, idents in _object_declarations(ctx):
-        if not sx.relevant(ctx, decl.start_byte):
+    for decl in _sites(ctx).decls:
+        if not sx.relevant(ctx, decl.start):
             continue
-        listed = ", ".join(f"`{sx.text(i)}`" for i in idents)
-        t = decl.child_by_field_name("type")
-        yield Hit(t.start_byte, idents[-1].end_byte,
-                  f"{listed} declared as `{name}`: texture/surface objects are supported by HIP; "
+        listed = ", ".join(f"`{name}`" for name, _ in decl.idents)
+        yield Hit(decl.type_start, decl.idents[-1][1],
+                  f"{listed} declared as `{decl.type_name}`: texture/surface objects are supported by HIP; "
                   "check formats, filtering and limits on the AMD target", _OBJECT_FIX)
