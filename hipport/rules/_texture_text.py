@@ -12,6 +12,7 @@ tests/test_texture_text.py checks that both readings agree wherever this one ans
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import NamedTuple
 
@@ -136,7 +137,8 @@ def _call(ctx, name_end: int):
 
 
 def _has_comment(lexed, start: int, end: int) -> bool:
-    return any(start < s < end for s, _ in lexed.comments)
+    i = bisect.bisect_right(lexed.comments, (start, len(lexed.data) + 1))  # the first after start
+    return i < len(lexed.comments) and lexed.comments[i][0] < end
 
 
 def _fetch_call(ctx, start: int, end: int) -> FetchCall:
