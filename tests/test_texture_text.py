@@ -12,7 +12,6 @@ from hipport.analysis import analyze, context_for
 from hipport.config import Settings
 from hipport.files import file_kind
 from hipport.rules import texture
-from hipport.rules._texture_text import read
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted(p for base in ("fixtures", "examples") for p in (ROOT / base).rglob("*")
@@ -24,8 +23,7 @@ def ctx_of(text: bytes, name: str = "t.cu"):
 
 
 def from_text(ctx):
-    return read(ctx, (texture._FETCH_WORDS, texture._FETCH_NAMES),
-                (texture._CREATE_WORDS, texture.OBJECT_CREATE), (texture._OBJECT_WORDS, texture.OBJECT_TYPES))
+    return texture._text_sites(ctx)
 
 
 # The forms read from the text, as cuda-samples writes them.

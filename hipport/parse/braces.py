@@ -118,6 +118,17 @@ class Braces:
             end = lexed.previous_code(lexed.directives[i].start)
         return end
 
+    def code_after(self, offset: int) -> int:
+        """Start of the first code byte at or after `offset`, stepping over comments and
+        directive lines: code_before's other direction."""
+        lexed = self._lexed
+        while True:
+            at = lexed.next_code(offset)
+            i = lexed.directive_at(at)
+            if i < 0 or at >= len(lexed.data):
+                return at
+            offset = lexed.directive_ends[i] + 1
+
 
 def word_before(data: bytes, end: int, span: int = 64) -> tuple[int, bytes]:
     """The word (`\\w+`) ending at `end` once spaces before `end` are skipped, and its start;

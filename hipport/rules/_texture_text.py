@@ -117,14 +117,7 @@ def _before(lexed, offset: int) -> tuple[int, bytes]:
 
 
 def _after(lexed, offset: int) -> int:
-    """Where the next code byte at or after `offset` is, comments and directive lines stepped
-    over."""
-    while True:
-        at = lexed.next_code(offset)
-        i = lexed.directive_at(at)
-        if i < 0 or at >= len(lexed.data):
-            return at
-        offset = lexed.directive_ends[i] + 1
+    return lexed.braces.code_after(offset)
 
 
 def _call(ctx, name_end: int):

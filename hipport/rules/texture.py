@@ -77,12 +77,15 @@ def _compute_legacy_templates(ctx) -> list:
 def _sites(ctx) -> Sites:
     """The fetch calls, creations and handle declarations: read from the text where the lexer
     is certain of them (_texture_text), else from the tree."""
-    return sx.memo(ctx, "texture_sites", lambda c: read(c, (_FETCH_WORDS, _FETCH_NAMES), (_CREATE_WORDS, OBJECT_CREATE),
-                                               (_OBJECT_WORDS, OBJECT_TYPES))
-                   or tree_sites(c))
+    return sx.memo(ctx, "texture_sites", lambda c: _text_sites(c) or tree_sites(c))
+
+
+def _text_sites(ctx) -> Sites | None:
+    return read(ctx, (_FETCH_WORDS, _FETCH_NAMES), (_CREATE_WORDS, OBJECT_CREATE), (_OBJECT_WORDS, OBJECT_TYPES))
 
 
 def tree_sites(ctx) -> Sites:
+    """The same records read from the tree (parsing the file where a name occurs in code)."""
     return Sites(_tree_fetch_calls(ctx), _tree_creations(ctx), _tree_object_declarations(ctx),
                  _tree_own_templates(ctx))
 
