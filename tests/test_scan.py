@@ -211,6 +211,22 @@ def test_substring_places_in_c_as_by_startswith(data):
     assert lexer.Substrings(WORDS).at(data) == _places(WORDS, data)
 
 
+_BYTES = st.sampled_from(b"ab_\x00\xff").map(lambda c: bytes([c]))
+
+
+@needs_scanner
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.lists(_BYTES, min_size=1, max_size=4).map(b"".join), min_size=1, max_size=12),
+       st.lists(_BYTES, max_size=40).map(b"".join))
+def test_any_table_finds_as_by_in_and_startswith(words, data):
+    """Tables of any order: one-byte words before or after longer ones with the same start,
+    duplicates, many words per pair (the C table sorts them by pair and keeps the index order
+    within)."""
+    table = lexer.Substrings(words)
+    assert table.found(data) == _in_each(words, data)
+    assert table.at(data) == _places(words, data)
+
+
 @given(st.lists(st.sampled_from([b"t", b"e", b"x", b"<", b"a", b"b", b"\x00", b"y", b"texture", b" "]),
                 max_size=30).map(b"".join))
 def test_substring_places_without_the_scanner(data):

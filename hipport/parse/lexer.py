@@ -63,6 +63,17 @@ class Directive(NamedTuple):  # a tuple: a header may hold thousands (glew.h: 6,
         return data[self.path_start + 1 : self.path_end - 1]
 
 
+class MacroDef(NamedTuple):  # a tuple: a header may define thousands (glew.h: 6,300)
+    name: bytes
+    params: tuple[bytes, ...] | None  # None for an object-like macro
+    start: int  # the directive's start
+    body_start: int
+    body_end: int  # end of the logical line (continuations included)
+
+
+_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?")
+
+
 class Lexed:
     def __init__(self, data: bytes, identifiers: list[Token] | None = None,
                  comments: list[tuple[int, int]] | None = None, strings: list[tuple[int, int]] | None = None,
@@ -107,6 +118,40 @@ class Lexed:
             self.brace_offsets = [m.start() for m in _BRACE.finditer(data)
                                   if not (in_directive(m.start()) or skip(m.start()))]
         return self.brace_offsets
+
+    @cached_property
+    def defines(self) -> list[MacroDef]:
+        """Each `#define`: its name, parameters and body span (read once: the renamer and
+        several rules ask)."""
+        out = []
+        data = self.data
+        match, new = _DEFINE.match, tuple.__new__  # a header may define thousands: no per-define call
+        for d in self.directives:
+            if d.name != b"define":
+                continue
+            m = match(data, d.start)
+            if not m:
+                continue
+            end = d.end  # the first line's end, before its `\r`: the body ends at the `\n`
+            if data[end - 1 : end] == b"\\":
+                end = logical_end(data, d.start, at_newline=True)
+            elif data[end : end + 1] == b"\r":
+                end += 1
+            params = m.group(2)
+            if params is not None:
+                params = tuple(p.strip() for p in params[1:-1].split(b",") if p.strip())
+            out.append(new(MacroDef, (m.group(1), params, d.start, m.end(), end)))
+        return out
+
+    @cached_property
+    def defined_names(self) -> frozenset[bytes]:
+        """The names the file #defines (anywhere, in any #if branch): from `defines` where that
+        was read, else from the names alone (what every ported file needs, at half the cost)."""
+        if "defines" in self.__dict__:
+            return frozenset(m.name for m in self.defines)
+        match, data = _DEFINE.match, self.data
+        return frozenset(m.group(1) for d in self.directives
+                         if d.name == b"define" and (m := match(data, d.start)) is not None)
 
     @cached_property
     def braces(self):

@@ -280,7 +280,7 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
     # CMAKE_HIP_ARCHITECTURES / HIP_ARCHITECTURES choose the targets.
     out.extend(flag_edits(data, comments, "drop", why="CMAKE_HIP_ARCHITECTURES / HIP_ARCHITECTURES choose the AMD targets"))
     out.extend(path_edits(data, comments))
-    for cmd in commands:
+    for cmd in commands if b"nvcc" in data else ():
         for a in cmd.args:
             if a.text == b"nvcc" or a.text.endswith(b"/nvcc"):
                 out.note(a.start, f"`{a.text.decode()}` left as written: CMake's HIP language compiles "

@@ -18,7 +18,6 @@ CUDA_LOOKING = re.compile(
     rb"cusparse|CUSPARSE_|cusolver|CUSOLVER_|cudnn|CUDNN_|nccl|NCCL_|nvrtc|NVRTC_|nvtx|NVTX_)"
 )
 _TRAILING_WORD = re.compile(rb"(\w+)\s*\Z")
-_DEFINE_NAME = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
 _LOOKBEHIND = 96  # bytes of context enough to see `obj.`, `a->`, `ns ::`, `##`
 
 
@@ -60,17 +59,6 @@ def _find_context(lexed: Lexed, start: int, end: int) -> str:
         if q.endswith(b">") or _TRAILING_WORD.search(q):
             return "qualified"
     return ""
-
-
-def defined_macros(lexed: Lexed) -> set[bytes]:
-    data = lexed.data
-    out = set()
-    for d in lexed.directives:
-        if d.name == b"define":
-            m = _DEFINE_NAME.match(data, d.start)
-            if m:
-                out.add(m.group(1))
-    return out
 
 
 def _qualifiers(lexed: Lexed, start: int) -> list[str]:
@@ -162,7 +150,7 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
             entry = mappings.lookup(key)
             library = libraries[key] = entry.library if entry else ""
         edits.append(Edit(tok.start, tok.end, new.encode("ascii"), library, key))
-    macros = defined_macros(lexed) if leftovers else set()
+    macros = lexed.defined_names if leftovers else frozenset()
     unmapped = []
     for name, count in sorted(leftovers.items()):
         if name in macros:
@@ -221,4 +209,4 @@ def _unsupported_tail(data: bytes, end: int, key: str, mappings: Mappings) -> st
 
 
 def cuda_looking_defines(lexed: Lexed) -> tuple[str, ...]:
-    return tuple(sorted(n.decode("ascii") for n in defined_macros(lexed) if CUDA_LOOKING.match(n)))
+    return tuple(sorted(n.decode("ascii") for n in lexed.defined_names if CUDA_LOOKING.match(n)))

@@ -80,7 +80,7 @@ from typing import Callable, Iterable, NamedTuple
 import tree_sitter
 
 from hipport.parse import tree as ts
-from hipport.parse.lexer import Substrings, logical_end
+from hipport.parse.lexer import MacroDef, Substrings, logical_end
 from hipport.patterns import by_common_start, starts_of, word_start
 from hipport.rewrite.calls import split_top_level
 
@@ -697,41 +697,8 @@ def call_args(call) -> list:
 
 # --------------------------------------------------------------------------- macros
 
-class MacroDef(NamedTuple):  # a tuple: a header may define thousands (glew.h: 6,300)
-    name: bytes
-    params: tuple[bytes, ...] | None  # None for an object-like macro
-    start: int  # the directive's start
-    body_start: int
-    body_end: int  # end of the logical line (continuations included)
-
-
-_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?")
-
-
-def _macros(ctx) -> list[MacroDef]:
-    out = []
-    data = ctx.data
-    match, new = _DEFINE.match, tuple.__new__  # a header may define thousands: no per-define call
-    for d in ctx.lexed.directives:
-        if d.name != b"define":
-            continue
-        m = match(data, d.start)
-        if not m:
-            continue
-        end = d.end  # the first line's end, before its `\r`: the body ends at the `\n`
-        if data[end - 1 : end] == b"\\":
-            end = logical_end(data, d.start, at_newline=True)
-        elif data[end : end + 1] == b"\r":
-            end += 1
-        params = m.group(2)
-        if params is not None:
-            params = tuple(p.strip() for p in params[1:-1].split(b",") if p.strip())
-        out.append(new(MacroDef, (m.group(1), params, d.start, m.end(), end)))
-    return out
-
-
 def macro_bodies(ctx) -> list[MacroDef]:
-    return memo(ctx, "macros", _macros)
+    return ctx.lexed.defines
 
 
 def live_includes(ctx) -> list:
@@ -1155,6 +1122,17 @@ class _Constants:
                 out.append(text.strip())
         return out
 
+    def may_be(self, name: str, values) -> bool:
+        """Whether get(name) may be one of `values` (ints): False without resolving anything
+        when every place that gives `name` a value gives a plain number not among them (a
+        header's thousands of `#define GL_X 0x3005`); True where that cannot be told so."""
+        data = self._ctx.data
+        for _start, value_start, value_end, _is_macro in self._raw.get(name, ()):
+            m = _PLAIN_NUMBER.match(data[value_start:value_end].strip())
+            if m is None or _plain_number(m) in values:
+                return True
+        return False
+
     def get(self, name: str) -> int | None:
         if name in self._done:
             return self._done[name]
@@ -1205,6 +1183,10 @@ def _eval_text(expr: str, lookup: Callable[[str], int | None]) -> int | None:
 _PLAIN_NUMBER = re.compile(rb"(?:0[xX]([0-9a-fA-F]+)|([1-9][0-9]*|0))[uUlL]*\Z")
 
 
+def _plain_number(m: re.Match) -> int:
+    return int(m.group(1), 16) if m.group(1) is not None else int(m.group(2))
+
+
 def eval_int(ctx, expr) -> int | None:
     """Value of an integer constant expression, or None when any part is not constant."""
     if expr is None:
@@ -1214,7 +1196,7 @@ def eval_int(ctx, expr) -> int | None:
     if isinstance(expr, bytes):
         m = _PLAIN_NUMBER.match(expr)
         if m is not None:
-            return int(m.group(1), 16) if m.group(1) is not None else int(m.group(2))
+            return _plain_number(m)
         expr = expr.decode("latin-1")
     consts = int_constants(ctx)
     return _eval_text(expr, consts.get)

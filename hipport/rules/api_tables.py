@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 from hipport.mappings import Entry, Mappings, parse_version
 from hipport.parse.declarations import may_be_declarator, might_declare
 from hipport.parse.lexer import Lexed
-from hipport.rewrite.names import _context, defined_macros
+from hipport.rewrite.names import _context
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -98,7 +98,7 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
     if not hits:
         return
     own = ctx.declared if might_declare(lexed, [t.start for t in hits]) else ()
-    macros = defined_macros(lexed)
+    macros = lexed.defined_names
     directives = directives_of(ctx)
     for tok in hits:
         if tok.start in own or tok.text in macros or _context(lexed, tok.start, tok.end):

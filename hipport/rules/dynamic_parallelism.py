@@ -91,19 +91,22 @@ def _compute_macros(ctx) -> dict[str, str]:
     if not launches and not any_api:
         return out
     for m in sx.macro_bodies(ctx):
-        if sx.cuda_excluded(ctx, m.start):
-            continue
+        # What the body expands to first, whether CUDA compiles it last: most bodies hold
+        # neither a launch nor an API name, and the #if branches are then never worked out.
         i = bisect.bisect_left(launches, m.body_start)
         if i < len(launches) and launches[i] < m.body_end:
-            out[m.name.decode()] = "launch"
-            continue
-        if not any_api or not _found(_ALL_WORDS, data, m.body_start, m.body_end):
+            what = "launch"
+        elif not any_api or not _found(_ALL_WORDS, data, m.body_start, m.body_end):
             continue  # no API name in the body: skip the word scan
-        for w in _WORD.finditer(data, m.body_start, m.body_end):
-            word = w.group().decode()
-            if word in _ALL and ctx.in_code(w.start()):
-                out[m.name.decode()] = word
-                break
+        else:
+            what = None
+            for w in _WORD.finditer(data, m.body_start, m.body_end):
+                word = w.group().decode()
+                if word in _ALL and ctx.in_code(w.start()):
+                    what = word
+                    break
+        if what is not None and not sx.cuda_excluded(ctx, m.start):
+            out[m.name.decode()] = what
     return out
 
 

@@ -339,6 +339,9 @@ def _warp_constant_name(name: str) -> bool:
     return bool(_WARP_NAME.search(name) or _LANE_NAME.search(name))
 
 
+_WARP_VALUES = frozenset({32, 5, 31})  # the only values _warp_constant flags
+
+
 def _warp_constant(name: str, value: int | None) -> str | None:
     """Why the constant `name` = value hard-codes a 32-lane warp, if it does."""
     warpish, laneish = _WARP_NAME.search(name), _LANE_NAME.search(name)
@@ -389,7 +392,10 @@ def warp_size_constant_32(ctx):
         name = m.name.decode("latin-1")
         if not _warp_constant_name(name):
             continue
-        why = _warp_constant(name, sx.int_constants(ctx).get(name))
+        consts = sx.int_constants(ctx)
+        if not consts.may_be(name, _WARP_VALUES):
+            continue
+        why = _warp_constant(name, consts.get(name))
         if why and sx.relevant(ctx, m.start):  # the value first: most names are not warp sizes
             yield Hit(m.start, m.body_end, why, _WARP_FIX)
     if not any(_may_flag_declarator(ctx, m) for m in leftmost_matches(_WARP_DECLARATORS, lowered)):
@@ -814,7 +820,8 @@ def full_warp_mask_32_bit(ctx):
         if not (b"mask" in m.name.lower() or name in flagged_names):  # ASCII: _MASK_NAME's test
             continue
         body = ctx.data[m.body_start:m.body_end].decode("latin-1")
-        if (sx.int_constants(ctx).get(name) == _FULL32 or _NOT_ZERO_32.match(body)) \
+        consts = sx.int_constants(ctx)
+        if ((consts.may_be(name, (_FULL32,)) and consts.get(name) == _FULL32) or _NOT_ZERO_32.match(body)) \
                 and sx.relevant(ctx, m.start):
             yield Hit(m.start, m.body_end, f"`{name}` is a 32-bit full lane mask", _MASK_FIX)
     if b"const" not in data or not (flagged_names or may_name_mask) \
