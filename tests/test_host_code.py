@@ -41,6 +41,9 @@ def host_at_mark(text: bytes) -> bool:
     b"void Sim::step(float t) { k<<<1, 1>>>(t); MARK; }\nint main() { Sim s; s.step(0); }",
     b"template <class R> struct E { R run(); };\n"
     b"template <class R> R E<R>::run() { MARK; return R(); }\nint main() { E<int>* e = 0; e->run(); }",
+    # Called with template arguments from host code (cuda-samples' simpleTemplates, alignedTypes).
+    b"template <class T> void runTest(int n) { MARK; }\nint main() { runTest<float>(1); }",
+    b"template <class T> void run(int n) { MARK; }\nint main() { run<std::vector<int*>, 2> (1); }",
     # Callers of callers: main -> a -> b -> here.
     b"void b() { MARK; }\nvoid a() { b(); }\nint main() { a(); }",
     # A try statement's block; a comment before a host function that names __device__.
@@ -61,6 +64,12 @@ def test_certainly_host(text):
     b"void helper() { MARK; }\n__global__ void k() { (helper)(); }",
     b"void helper() { MARK; }\n__global__ void k() { helper\n(); }",
     b"template <class T> void helper() { MARK; }\n__global__ void k() { helper<int>(); }",
+    b"template <class T> void helper() { MARK; }\n__global__ void k() { helper<A<B<C<D>>>>(); }",
+    # Template arguments the lexer does not read: the only host call may not be one.
+    b"template <int N> void run() { MARK; }\n__global__ void k() { run<1>(); }\n"
+    b"int main() { run<(2 > 1)>(); }",
+    b"template <int N> void run() { MARK; }\n__global__ void k() { run<1>(); }\n"
+    b"int main() { run</* two */ 2>(); }",
     b"void helper() { MARK; }\n__global__ void k() { return helper(); }",  # a keyword, then a call
     b"namespace ns { void helper() { MARK; } }\n__global__ void k() { ns::helper(); }",  # its own scope
     b"struct Sim { void step(); };\nvoid Sim::step() { MARK; }\n__global__ void k(Sim* s) { s->step(); }",

@@ -191,9 +191,10 @@ def _is_call(ctx, at: int, name: bytes) -> bool:
     i = braces.innermost(at)
     if i < 0 or braces.kind(i) != BLOCK or not ctx.in_code(at):
         return False
-    after = at + len(name)
-    while data[after : after + 1] in (b" ", b"\t"):
-        after += 1
+    after = _spaces_end(data, at + len(name))
+    if data[after : after + 1] == b"<":  # `f<float>(x)`: the tree's template_function call
+        m = _PLAIN_TEMPLATE_ARGS.match(data, after)
+        after = _spaces_end(data, m.end()) if m else after
     if data[after : after + 1] != b"(":
         return False
     end = ctx.lexed.previous_code(at)
@@ -206,6 +207,21 @@ def _is_call(ctx, at: int, name: bytes) -> bool:
         scope = _scope_before(ctx, end - 2)
         return bool(scope) and sx.opens_scope(ctx, scope)
     return not (before.isalnum() or before in (b"_", b">", b":", b"~", b"&", b"*"))
+
+
+# Template arguments of words, numbers, `::`, `*`, `&` and commas, nested three deep: where
+# `(` follows them, tree-sitter reads a call of a template_function (a comparison `a < b > (c)`
+# too, as C++ does when `a` names a template). Anything else (parentheses, operators, a
+# comment) leaves the call unsure.
+_ARG_BYTES = rb"[\w \t,:*&]"
+_PLAIN_TEMPLATE_ARGS = re.compile(  # possessive: no backtracking on a `<` that never closes
+    rb"<(?:" + _ARG_BYTES + rb"++|<(?:" + _ARG_BYTES + rb"++|<" + _ARG_BYTES + rb"*+>)*+>)*+>")
+
+
+def _spaces_end(data: bytes, at: int) -> int:
+    while data[at : at + 1] in (b" ", b"\t"):
+        at += 1
+    return at
 
 
 def _head_start(ctx, offset: int) -> int:
