@@ -46,6 +46,13 @@ def any_case(*words: bytes) -> tuple[bytes, ...]:
     return tuple(out)
 
 
+def name_triggers(names) -> tuple[bytes, ...]:
+    """Rule triggers for a set of names (str) that a rule finds anywhere in a file's bytes:
+    the names that hold no other one (`tex1D` stands for `tex1Dfetch` and `tex1DLayered`)."""
+    words = sorted({n.encode() for n in names})
+    return tuple(w for w in words if not any(o != w and o in w for o in words))
+
+
 def leftmost_matches(patterns, data: bytes) -> list[re.Match[bytes]]:
     """The matches `finditer` of the alternation of `patterns` (in that order) finds: the
     leftmost, the first pattern on a tie, then on from its end. Each pattern is searched on

@@ -209,3 +209,29 @@ def test_any_case_spells_every_case():
     assert set(any_case(b"ab")) == {b"ab", b"aB", b"Ab", b"AB"}
     assert any_case(b"a_1", b"A_1") == (b"a_1", b"A_1")  # no repeats; non-letters kept
     assert len(any_case(b"warp", b"wave", b"lane")) == 48
+
+
+@pytest.mark.parametrize(("code", "text"), [
+    # The driver API's handle and creation: no `Texture` or `Surface` in the file (the
+    # handle rule once had only those two words as triggers, and missed these).
+    ("HP253", b"#include <cuda.h>\nvoid keep(CUtexObject t);\n"),
+    ("HP253", b"#include <cuda.h>\nvoid keep(CUsurfObject s);\n"),
+    ("HP251", b"#include <cuda.h>\nvoid make(CUDA_RESOURCE_DESC* r) { cuSurfObjectCreate(0, r); }\n"),
+    ("HP252", b"__global__ void k(cudaTextureObject_t t, float* o) { o[0] = tex1Dfetch<float>(t, 0); }\n"),
+])
+def test_texture_rules_trigger_on_their_own_names(code, text):
+    """The texture rules read only the sites of their names (fetch functions, creation calls,
+    handle types): those names are their triggers, so prose with `texture`, `context` or
+    `surface` in it runs none of them, and every spelling of a site does."""
+    settings = Settings()
+    rules = [r for r in all_rules() if r.code == code]
+    found = analyze(context_for(text, "t.cu", "cuda", settings), rules)
+    assert [f.rule for f in found] == [code]
+    assert not analyze(context_for(b"// the texture's context, on the surface\nint x;\n", "t.cu", "cuda",
+                                   settings), [r._replace(triggers=()) for r in rules])
+
+
+def test_name_triggers_keep_the_names_that_hold_no_other():
+    from hipport.patterns import name_triggers
+
+    assert name_triggers({"tex1D", "tex1Dfetch", "tex2D", "surf1Dread"}) == (b"surf1Dread", b"tex1D", b"tex2D")

@@ -73,30 +73,32 @@ _TEMPLATE_ARGS = re.compile(rb"<[\w\s:,*&<>]*?>")
 _INITIALIZER_STOPS = re.compile(rb"[()\[\]{},;<\"'/#]")
 
 
-def read(ctx, fetches, creations, objects) -> Sites | None:
-    """The file's texture sites, or None where some name is in a form not read here. Each
-    argument is (a words_finder of the names, the names)."""
-    lexed = ctx.lexed
+def read(ctx, finder, fetches, creations, objects) -> Sites | None:
+    """The file's texture sites, or None where some name is in a form not read here.
+    `finder`: a words_finder of every name; the others: the names of each kind of site."""
+    words = _words(ctx.lexed, finder, (fetches, creations, objects))
     try:
-        return Sites([_fetch_call(ctx, s, e) for s, e in _words(lexed, *fetches)],
-                     [_creation(ctx, s, e) for s, e in _words(lexed, *creations)],
-                     [d for s, e in _words(lexed, *objects) if (d := _declaration(ctx, s, e))])
+        return Sites([_fetch_call(ctx, s, e) for s, e, w in words if w in fetches],
+                     [_creation(ctx, s, e) for s, e, w in words if w in creations],
+                     [d for s, e, w in words if w in objects and (d := _declaration(ctx, s, e))])
     except _Unsure:
         return None
 
 
-def _words(lexed, finder, names) -> list[tuple[int, int]]:
-    """Where one of `names` (found by `finder`) is a whole word in code (not in a comment, a
-    literal or a directive line: the tree reads a macro body as text)."""
+def _words(lexed, finder, name_sets) -> list[tuple[int, int, str]]:
+    """(start, end, word) where a word of one of `name_sets` (found by `finder`) is a whole word
+    in code (not in a comment, a literal or a directive line: the tree reads a macro body as
+    text)."""
     data = lexed.data
     out = []
     for s, _ in finder.at(data):
         if s and data[s - 1] in IS_WORD_BYTE:
             continue
         e = _NAME.match(data, s).end()  # `tex1D` is found where `tex1Dfetch` is
-        if data[s:e].decode("ascii") in names and not (
+        word = data[s:e].decode("ascii")
+        if any(word in names for names in name_sets) and not (
                 lexed.in_comment_or_string(s) or lexed.in_directive(s)):
-            out.append((s, e))
+            out.append((s, e, word))
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from hipport.patterns import name_triggers
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules._texture_text import Creation, FetchCall, ObjectDecl, Sites, read
@@ -51,6 +52,7 @@ _REFERENCE_WORDS = sx.words_finder(REFERENCE_TYPES)
 _BIND_WORDS = sx.words_finder(BIND_APIS)
 _OBJECT_WORDS = sx.words_finder(OBJECT_TYPES)
 _CREATE_WORDS = sx.words_finder(OBJECT_CREATE)
+_SITE_WORDS = sx.words_finder(_FETCH_NAMES | OBJECT_CREATE | OBJECT_TYPES)  # one pass for _text_sites
 
 
 def _legacy_templates(ctx) -> list:
@@ -81,7 +83,7 @@ def _sites(ctx) -> Sites:
 
 
 def _text_sites(ctx) -> Sites | None:
-    return read(ctx, (_FETCH_WORDS, _FETCH_NAMES), (_CREATE_WORDS, OBJECT_CREATE), (_OBJECT_WORDS, OBJECT_TYPES))
+    return read(ctx, _SITE_WORDS, _FETCH_NAMES, OBJECT_CREATE, OBJECT_TYPES)
 
 
 def tree_sites(ctx) -> Sites:
@@ -298,7 +300,7 @@ def texture_reference_binding_api(ctx):
 
 @rule(code="HP203", name="texture-reference-fetch", category="texture-reference",
       severity="error", effort="high",
-      triggers=(b'tex', b'surf'))
+      triggers=name_triggers(_FETCH_NAMES))  # it reports fetch calls only
 def texture_reference_fetch(ctx):
     """Flags tex*/surf* fetches through a texture or surface reference.
 
@@ -358,7 +360,7 @@ _OBJECT_FIX = ("hipTextureObject_t/hipSurfaceObject_t work the same way; check t
 
 @rule(code="HP251", name="texture-object-creation", category="texture-object",
       severity="info", effort="low",
-      triggers=(b'Texture', b'Surface', b'tex', b'surf'))
+      triggers=name_triggers(OBJECT_CREATE))
 def texture_object_creation(ctx):
     """Notes where texture and surface objects are created.
 
@@ -389,7 +391,7 @@ def texture_object_creation(ctx):
 
 @rule(code="HP252", name="texture-object-fetch", category="texture-object",
       severity="info", effort="low",
-      triggers=(b'tex', b'surf'))
+      triggers=name_triggers(_FETCH_NAMES))
 def texture_object_fetch(ctx):
     """Notes texture fetches and surface accesses through objects in device code.
 
@@ -433,7 +435,7 @@ def texture_object_fetch(ctx):
 
 @rule(code="HP253", name="texture-object-handle", category="texture-object",
       severity="info", effort="low",
-      triggers=(b'Texture', b'Surface'))
+      triggers=name_triggers(OBJECT_TYPES))
 def texture_object_handle(ctx):
     """Notes declarations of texture/surface object handles.
 
