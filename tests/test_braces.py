@@ -151,6 +151,12 @@ def test_declared_names_pre_check_never_hides_a_declaration_the_tree_finds():
     (b"void (*cudaFoo)(int);", True),  # `(*name)` declares it
     (b"int a, cudaFoo = 1;", True),
     (b"int cudaFoo __attribute__((unused));", True),
+    # between commas inside a call's or a prototype's parentheses: an argument or a type
+    (b"void f() { g(&v, cudaFoo, dev); h(a, (b), cudaFoo /* c */ , g(c)); }\nvoid p(int, cudaFoo, int);", False),
+    # ... but a declaration list may stand inside a `for` or an `if` with an initializer
+    (b"void f() { for (int a = 0, cudaFoo, b = 1; a < b; a++) {} }", True),
+    (b"void f() { if (int a = 1, cudaFoo, b = 2; a) {} }", True),
+    (b"void f() { g(a, [] { int b, cudaFoo, c; }); }", True),
 ])
 def test_may_be_declarator(text, want):
     from hipport.parse.declarations import may_be_declarator
@@ -168,6 +174,12 @@ def test_may_be_declarator(text, want):
     # ... but a word that is renamed or reported nowhere does not: `color` is a table row's
     # last word (`nvtx3::color`) that counts only when qualified; `min` is no CUDA name at all.
     (b"#if A\nstruct S {\n#else\nstruct T {\n#endif\nint color; int min; };\n", False),
+    # A class's own member may carry a CUDA-looking name; a parameter of its method is no member
+    # (cuda-samples' MonteCarloPi.h: `void initSimulation(int cudaDevice, cudaStream_t stream);`).
+    (b"struct S {\n  int cudaDevice;\n};\n", True),
+    (b"struct S {\n  void (*cudaCallback)(int);\n};\n", True),
+    (b"struct S {\n  void init(int cudaDevice, cudaStream_t s = 0);\n  void run(float* /* in */ cudaPtr);\n};\n",
+     False),
 ])
 def test_renamer_asks_for_declarations_only_for_names_that_count(text, asks):
     from hipport.rewrite.names import rename_identifiers

@@ -48,7 +48,8 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
         if i < 0:
             if data[end - 1 : end] in (b":", b",") and _INITIALIZES.match(data, s):
                 return True
-        elif data[end - 1 : end] != b"=" and not _TYPE_USE.match(data, s):
+        elif data[end - 1 : end] != b"=" and not _TYPE_USE.match(data, s) \
+                and not _after_a_word_in_parentheses(lexed, s):
             return True
     return False
 
@@ -141,7 +142,63 @@ def may_be_declarator(lexed: Lexed, start: int) -> bool:
         return False
     if _OPERAND.match(data, start) or (before == b"," and _LAST_ARGUMENT.match(data, start)):
         return False
+    if before == b"," and _followed_by_comma(lexed, start) and _in_arguments(lexed, end - 1):
+        return False
     return word_before(data, end, 16)[1] not in EXPRESSION_KEYWORDS
+
+
+# Between commas inside parentheses, a name is an argument or a parameter's type, never a
+# declarator, unless the parentheses hold a declaration list: a `for` or an `if`/`switch`
+# with an initializer (`for (int a = 0, name, b = 1; ...)`).
+_WORD = re.compile(rb"\w+")
+_PAREN_OR_STOP = re.compile(rb"[(){};]")
+_DECLARING_HEADS = frozenset({b"for", b"if", b"switch", b"while"})
+
+
+def _followed_by_comma(lexed: Lexed, start: int) -> bool:
+    at = lexed.next_code(_WORD.match(lexed.data, start).end())
+    return lexed.data[at : at + 1] == b","
+
+
+def _in_arguments(lexed: Lexed, offset: int) -> bool:
+    """Whether `offset` is inside parentheses that open no statement with a declaration list."""
+    paren = _open_paren(lexed, offset)
+    return paren >= 0 and word_before(lexed.data, lexed.previous_code(paren), 16)[1] not in _DECLARING_HEADS
+
+
+def _open_paren(lexed: Lexed, offset: int) -> int:
+    """The `(` in code, at most 4 KiB back, that `offset` is inside of; -1 where there is none,
+    or a `;`, `{` or `}` comes first (a statement, a body, a lambda or a braced list between:
+    not read here)."""
+    data, depth = lexed.data, 0
+    for m in reversed(list(_PAREN_OR_STOP.finditer(data, max(0, offset - 4096), offset))):
+        at = m.start()
+        if lexed.in_comment_or_string(at) or lexed.in_directive(at):
+            continue
+        c = data[at]
+        if c == 0x29:  # )
+            depth += 1
+        elif c != 0x28:  # ; { }
+            return -1
+        elif depth:
+            depth -= 1
+        else:
+            return at
+    return -1
+
+
+def _after_a_word_in_parentheses(lexed: Lexed, offset: int) -> bool:
+    """Whether the name at `offset` is inside parentheses that hold a word before it: a
+    parameter after its type (`void f(int cudaDev);` in a class) or an argument, never the
+    member a class or namespace declares (`void (*name)(int);` has no word before it)."""
+    paren = _open_paren(lexed, offset)
+    if paren < 0:
+        return False
+    first = lexed.next_code(paren + 1)
+    return first < offset and lexed.data[first] in _WORD_START_BYTES
+
+
+_WORD_START_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 
 
 # After a declared name comes `;`, `,`, `=`, `(`, `[`, `{`, `)` (`(*name)`), an attribute or a
