@@ -41,7 +41,7 @@ PRE_CHECKS = [
     ("hipport.rules.warp", "_sync_first_args", None),
     ("hipport.rules.warp", "_may_flag_mask_constant", True),
     ("hipport.rules.warp", "_lane_math_may_count", True),
-    ("hipport.rules.warp", "_may_be_in_device_code", True),
+    ("hipport.rules.warp", "_may_shift_by_lane", True),
     ("hipport.rules.dynamic_parallelism", "all_certainly_host", False),
     ("hipport.rules._host_code", "certainly_host", False),
     ("hipport.rules.texture", "read", None),
@@ -148,6 +148,51 @@ def test_lane_shift_in_host_code_costs_no_parse():
     assert list(lane_bit_shift_32(ctx)) == [] and "tree" not in ctx.__dict__
     device = ctx_of(b"__device__ unsigned lt(int lane) { return (1u << lane) - 1; }\n")
     assert [h.message.split("`")[1] for h in lane_bit_shift_32(device)] == ["1u << lane"]
+    # device code whose shifts count no lane: `lane` elsewhere only (volumeRender's kernels)
+    other = ctx_of(b"__device__ unsigned pack(float4 c) { return (unsigned(c.w) << 24) | (unsigned(c.z) << 16); }\n"
+                   b"__device__ int lane_of(int t) { return t & 31; }\n")
+    assert list(lane_bit_shift_32(other)) == [] and "tree" not in other.__dict__
+    # the count's statement read to its end, past `;` in a literal; a `{` first leaves it to the tree
+    for text, flagged in ((b'__device__ unsigned m(int lane) { return 1u << f(";", lane); }\n', ["1u << f(\";\", lane)"]),
+                          (b"__device__ unsigned m(int lane) { return 1u << [&] { return lane; }(); }\n", None)):
+        ctx = ctx_of(text)
+        found = [h.message.split("`")[1] for h in lane_bit_shift_32(ctx)]
+        assert "tree" in ctx.__dict__ and (flagged is None or found == flagged)
+
+
+def test_a_tile_of_32_by_33_costs_no_parse():
+    """Only a one-dimensional `[32]` array may be flagged for its size alone: a transpose tile
+    of 32 x 33 (cuda-samples' transpose) needs no tree; a `[32]` array indexed per lane does."""
+    from hipport.rules.warp import warp_sized_shared_array
+
+    def ctx_of(text):
+        return context_for(text, "t.cu", "cuda", Settings())
+
+    tile = ctx_of(b"#define TILE 32\n__global__ void k(float* o) {\n  __shared__ float t[TILE][TILE + 1];\n"
+                  b"  t[threadIdx.y][threadIdx.x] = o[0];\n  o[1] = t[threadIdx.x][threadIdx.y];\n}\n")
+    assert list(warp_sized_shared_array(tile)) == [] and "tree" not in tile.__dict__
+    per_lane = ctx_of(b"__global__ void k(float* o) {\n  __shared__ float s[32];\n"
+                      b"  int lane = threadIdx.x % 32;\n  s[lane] = o[0];\n}\n")
+    assert [h.message.split("`")[1] for h in warp_sized_shared_array(per_lane)] == ["s"]
+
+
+def test_a_mask_assignment_costs_no_parse():
+    """Only a const declaration's mask is reported: an assignment (cuda-samples' sobol_gpu:
+    `mask = -(g & 1);`) or a non-const variable needs no tree; `const` anywhere in the
+    statement, or a brace before its end, leaves it to the tree."""
+    from hipport.rules.warp import full_warp_mask_32_bit
+
+    def ctx_of(text):
+        return context_for(text, "m.cu", "cuda", Settings())
+
+    for text in (b"__global__ void k(int g, int* o) { int mask; mask = -(g & 1); o[0] = mask; }\n",
+                 b"__global__ void k(int g, int* o) { unsigned mask = ~0u; /* const */ o[0] = mask & g; }\n"):
+        ctx = ctx_of(text)
+        assert list(full_warp_mask_32_bit(ctx)) == [] and "tree" not in ctx.__dict__, text
+    for text in (b"__global__ void k(int* o) { const unsigned mask = ~0u; o[0] = mask; }\n",
+                 b"__global__ void k(int* o) { constexpr unsigned mask = 0xffffffff; o[0] = mask; }\n"):
+        ctx = ctx_of(text)
+        assert [h.message.split("`")[1] for h in full_warp_mask_32_bit(ctx)] == ["mask"], text
 
 
 def test_a_sync_looking_variable_costs_no_parse():

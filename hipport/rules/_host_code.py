@@ -118,7 +118,7 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     if data[max(0, name_start - 2) : name_start] == b"->" or data[name_start - 1 : name_start] in (b".", b"~"):
         return False  # a destructor, or not a definition's name: sx.device_functions names it otherwise
     # (`A::f`, `T<U>::f`: the tree's index knows a definition by its last name, as here)
-    return _plain_function(ctx, name, _head_start(ctx, name_start), name_start + len(name), i, depth)
+    return _plain_function(ctx, name, statement_start(ctx, name_start), name_start + len(name), i, depth)
 
 
 def _plain_lambda(ctx, close_bracket: int, open_at: int) -> bool:
@@ -135,7 +135,7 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
     body_end = braces.closes[i]
     # Every other occurrence, comments included: more than the tree's calls and declarations.
     uses = [at for at in whole_word_starts(data, name) if not head_start <= at <= body_end]
-    if any(may_name_device(ctx, _head_start(ctx, at), at) for at in uses):
+    if any(may_name_device(ctx, statement_start(ctx, at), at) for at in uses):
         return False  # a prototype or member declaration of the name may say __device__
     if name == b"main":
         return True
@@ -224,7 +224,7 @@ def _spaces_end(data: bytes, at: int) -> int:
     return at
 
 
-def _head_start(ctx, offset: int) -> int:
+def statement_start(ctx, offset: int) -> int:
     """Just past the last `;`, `{` or `}` in code before `offset`, and past the spaces and
     comments after it: where the declaration or statement holding `offset` starts, at the
     latest (a comment before a definition is no part of its head)."""

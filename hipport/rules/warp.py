@@ -13,7 +13,7 @@ from hipport.patterns import any_case, leftmost_matches, starts_of, whole_word_s
 from hipport.rewrite.calls import split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
-from hipport.rules._host_code import certainly_host, in_statements
+from hipport.rules._host_code import certainly_host, in_statements, statement_start
 
 # Names of variables holding a thread's index (or lane) by convention.
 _THREAD_NAME = re.compile(
@@ -249,10 +249,30 @@ def _code_matches(ctx, pattern):
 
 
 _SHIFT = re.compile(rb"<<|>>")
+_STATEMENT_END = re.compile(rb"[;{}]")
+_LANE_BYTES = re.compile(rb"lane", re.I)  # _LANE_NAME's test on bytes (no non-ASCII case forms)
 
 
-def _may_be_in_device_code(ctx, pattern) -> bool:
-    return any(not certainly_host(ctx, at) for at in _code_matches(ctx, pattern))
+def _may_shift_by_lane(ctx) -> bool:
+    return any(not certainly_host(ctx, at) for at in _lane_shifts(ctx))
+
+
+def _lane_shifts(ctx):
+    """The shifts in code whose count may name a lane: `lane` (any case) stands between the
+    operator and the end of its statement, which holds the whole count (where a `{` comes
+    first, a lambda or a braced list, the shift is kept: not read here)."""
+    data = ctx.data
+    for at in _code_matches(ctx, _SHIFT):
+        stop = _statement_end(ctx, at + 2)
+        if data[stop : stop + 1] == b"{" or _LANE_BYTES.search(data, at + 2, stop):
+            yield at
+
+
+def _statement_end(ctx, offset: int) -> int:
+    """The first `;`, `{` or `}` in code from `offset` (the data's length if none)."""
+    lexed = ctx.lexed
+    return next((m.start() for m in _STATEMENT_END.finditer(ctx.data, offset)
+                 if not (lexed.in_comment_or_string(m.start()) or lexed.in_directive(m.start()))), len(ctx.data))
 
 
 def _inside(node, kind: str) -> bool:
@@ -321,11 +341,15 @@ def _may_flag_declarator(ctx, m: re.Match) -> bool:
     data = ctx.data
     if ctx.lexed.in_comment_or_string(m.start()) or data[m.end() - 1] == 0x7B:  # `{`: a list
         return False
+    head = _NAME_START.search(data, max(0, m.start() - 64), m.start())
+    name_start = head.start() if head else m.start()
+    before = ctx.lexed.previous_code(name_start)
+    if data[before - 1 : before] in (b"*", b"&"):
+        return False  # `T *warp_ptr = ...`: a pointer or reference, which the rule never flags
     text = _initializer_text(data, m.end())
     if b"?" in text or b"&&" in text or b"||" in text:
         return True
-    head = _NAME_START.search(data, max(0, m.start() - 64), m.start())
-    name = (data[head.start() : m.start()] if head else b"") + _WORD.match(data, m.start()).group()
+    name = data[name_start : m.start()] + _WORD.match(data, m.start()).group()
     name = name.decode("latin-1")
     return _warp_constant_name(name) and _warp_constant(name, sx.eval_int(ctx, text)) is not None
 
@@ -478,10 +502,12 @@ def _warp_indexed(ctx, name: str, start: int, end: int) -> str | None:
 
 def _may_be_warp_sized(ctx) -> bool:
     """Whether a shared array may be flagged, read from the text before the tree is asked: a
-    dimension divides or shifts (`N / 32`, `N >> 5`), or one evaluates to 32."""
+    dimension divides or shifts (`N / 32`, `N >> 5`), or the array has one dimension and it
+    evaluates to 32 (a `[32][33]` tile is not flagged)."""
     declarators = sx.shared_declarator_texts(ctx)
     return declarators is None or any(
-        b"/" in dim or b">>" in dim or sx.eval_int(ctx, dim) == 32 for dims in declarators for dim in dims)
+        any(b"/" in dim or b">>" in dim for dim in dims) or (len(dims) == 1 and sx.eval_int(ctx, dims[0]) == 32)
+        for dims in declarators)
 
 
 def _per_warp_dimension(ctx, dims) -> str | None:
@@ -753,9 +779,17 @@ def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
     for at in starts:
         init = _INITIALIZED.match(data, at)
         if init is not None and not ctx.lexed.in_comment_or_string(at) \
-                and _may_be_full32(ctx, _initializer_text(data, init.end())):
+                and _may_be_full32(ctx, _initializer_text(data, init.end())) and _may_be_const(ctx, at):
             return True
     return False
+
+
+def _may_be_const(ctx, at: int) -> bool:
+    """Whether the statement holding `at` may be a const declaration (the only ones reported):
+    `const` or `constexpr` in its text (`mask = -(g & 1);` has neither), or a brace before its
+    `;` (a lambda or a list in it: not read here)."""
+    data, end = ctx.data, _statement_end(ctx, at)
+    return data[end : end + 1] != b";" or _CONST.search(data, statement_start(ctx, at), end) is not None
 
 
 def _is_sync_call(name: str) -> bool:
@@ -1090,8 +1124,8 @@ def lane_bit_shift_32(ctx):
     data = ctx.data
     if (b"<<" not in data and b">>" not in data) or not _contains_any(data, b"lane"):
         return  # a shift, and its count must name a lane
-    if not _may_be_in_device_code(ctx, _SHIFT):
-        return  # every shift is certainly host code: no tree
+    if not _may_shift_by_lane(ctx):
+        return  # no shift may count a lane, or each that may is certainly host code: no tree
     for node in sx.nodes(ctx, "binary_expression"):
         op = sx.text(node.child_by_field_name("operator"))
         if op not in ("<<", ">>"):
