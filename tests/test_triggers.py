@@ -193,6 +193,9 @@ def test_a_mask_assignment_costs_no_parse():
                  b"__global__ void k(int* o) { constexpr unsigned mask = 0xffffffff; o[0] = mask; }\n"):
         ctx = ctx_of(text)
         assert [h.message.split("`")[1] for h in full_warp_mask_32_bit(ctx)] == ["mask"], text
+    ctx = ctx_of(b"__global__ void k(int* o) { const enum : unsigned { A } mask = (decltype(A))~0u; o[0] = mask; }\n")
+    list(full_warp_mask_32_bit(ctx))
+    assert "tree" in ctx.__dict__  # `}` before the name: the statement's start is not read
 
 
 def test_a_sync_looking_variable_costs_no_parse():

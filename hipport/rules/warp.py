@@ -786,10 +786,12 @@ def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
 
 def _may_be_const(ctx, at: int) -> bool:
     """Whether the statement holding `at` may be a const declaration (the only ones reported):
-    `const` or `constexpr` in its text (`mask = -(g & 1);` has neither), or a brace before its
-    `;` (a lambda or a list in it: not read here)."""
-    data, end = ctx.data, _statement_end(ctx, at)
-    return data[end : end + 1] != b";" or _CONST.search(data, statement_start(ctx, at), end) is not None
+    `const` or `constexpr` in its text (`mask = -(g & 1);` has neither), or a brace around its
+    text (a lambda or a list after the name, `struct {...}` before it: not read here)."""
+    data, end, start = ctx.data, _statement_end(ctx, at), statement_start(ctx, at)
+    before = ctx.lexed.previous_code(start)
+    return data[end : end + 1] != b";" or data[before - 1 : before] == b"}" \
+        or _CONST.search(data, start, end) is not None
 
 
 def _is_sync_call(name: str) -> bool:
