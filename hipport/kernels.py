@@ -210,7 +210,7 @@ def scan(lexed: Lexed) -> Scan:
         if pattern is _LAUNCH_API and b"LaunchKernel" not in data:
             continue
         for m in pattern.finditer(data):
-            if lexed.in_comment_or_string(m.start()) or lexed.in_directive(m.start()):
+            if not lexed.in_plain_code(m.start()):
                 continue
             launches.append(Launch(_last_name(m.group(1)), line(m.start()), syntax))
     launches.sort(key=lambda x: (x.line, x.name))

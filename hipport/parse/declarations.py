@@ -173,7 +173,7 @@ def _open_paren(lexed: Lexed, offset: int) -> int:
     data, depth = lexed.data, 0
     for m in reversed(list(_PAREN_OR_STOP.finditer(data, max(0, offset - 4096), offset))):
         at = m.start()
-        if lexed.in_comment_or_string(at) or lexed.in_directive(at):
+        if not lexed.in_plain_code(at):
             continue
         c = data[at]
         if c == 0x29:  # )

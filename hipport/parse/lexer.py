@@ -69,6 +69,7 @@ class MacroDef(NamedTuple):  # a tuple: a header may define thousands (glew.h: 6
     start: int  # the directive's start
     body_start: int
     body_end: int  # end of the logical line (continuations included)
+    name_start: int
 
 
 _DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?")
@@ -114,9 +115,8 @@ class Lexed:
         """Offsets of the `{` and `}` of code: not in a comment, a literal or a directive line
         (the C scanner collects them as it goes; else they are found here, once)."""
         if self.brace_offsets is None:
-            skip, in_directive, data = self.in_comment_or_string, self.in_directive, self.data
-            self.brace_offsets = [m.start() for m in _BRACE.finditer(data)
-                                  if not (in_directive(m.start()) or skip(m.start()))]
+            plain = self.in_plain_code
+            self.brace_offsets = [m.start() for m in _BRACE.finditer(self.data) if plain(m.start())]
         return self.brace_offsets
 
     @cached_property
@@ -140,7 +140,7 @@ class Lexed:
             params = m.group(2)
             if params is not None:
                 params = tuple(p.strip() for p in params[1:-1].split(b",") if p.strip())
-            out.append(new(MacroDef, (m.group(1), params, d.start, m.end(), end)))
+            out.append(new(MacroDef, (m.group(1), params, d.start, m.end(), end, m.start(1))))
         return out
 
     @cached_property
@@ -191,6 +191,11 @@ class Lexed:
             if i == len(starts) or starts[i] != offset:
                 return offset
             offset = self.comments[i][1]
+
+    def in_plain_code(self, offset: int) -> bool:
+        """Whether `offset` is code outside directive lines: no comment, literal, macro body
+        or `#if` condition (text to the parser too, not code it reads)."""
+        return not (self.in_comment_or_string(offset) or self.in_directive(offset))
 
     def in_comment_or_string(self, offset: int) -> bool:
         if not self._skip_starts:

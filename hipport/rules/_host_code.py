@@ -232,8 +232,19 @@ def statement_start(ctx, offset: int) -> int:
     at = offset
     while True:
         at = max(data.rfind(b";", 0, at), data.rfind(b"{", 0, at), data.rfind(b"}", 0, at))
-        if at < 0 or (ctx.in_code(at) and not ctx.lexed.in_directive(at)):
+        if at < 0 or ctx.lexed.in_plain_code(at):
             return min(ctx.lexed.next_code(at + 1), offset)
+
+
+_STATEMENT_END = re.compile(rb"[;{}]")
+
+
+def statement_end(ctx, offset: int) -> int:
+    """The first `;`, `{` or `}` in code from `offset` (the data's length if none):
+    statement_start's other end, at the earliest."""
+    plain = ctx.lexed.in_plain_code
+    return next((m.start() for m in _STATEMENT_END.finditer(ctx.data, offset) if plain(m.start())),
+                len(ctx.data))
 
 
 def may_name_device(ctx, start: int, end: int) -> bool:

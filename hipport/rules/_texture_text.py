@@ -96,8 +96,7 @@ def _words(lexed, finder, name_sets) -> list[tuple[int, int, str]]:
             continue
         e = _NAME.match(data, s).end()  # `tex1D` is found where `tex1Dfetch` is
         word = data[s:e].decode("ascii")
-        if any(word in names for names in name_sets) and not (
-                lexed.in_comment_or_string(s) or lexed.in_directive(s)):
+        if any(word in names for names in name_sets) and lexed.in_plain_code(s):
             out.append((s, e, word))
     return out
 

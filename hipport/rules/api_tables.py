@@ -31,7 +31,6 @@ from hipport.rules import _syntax as sx
 # Directives whose text is not code that runs or selects code: a name there is no use of an API.
 PROSE_DIRECTIVES = frozenset({b"error", b"warning", b"pragma", b"line", b"ident", b"include",
                               b"include_next", b"import", b"undef"})
-_DEFINE_NAME = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
 
 
 def relevant_at(ctx, offset: int, directives: "Directives") -> bool:
@@ -49,12 +48,11 @@ class Directives:
     """The directives of one file by position: which one (if any) a byte offset sits in."""
 
     def __init__(self, lexed: Lexed):
-        data = lexed.data
         self.items = [(d.start, end, d.name) for d, end in zip(lexed.directives, lexed.directive_ends)]
         self._starts = [s for s, _, _ in self.items]
-        self._data = data
         self._lexed = lexed
         self._openers: dict[int, int] | None = None
+        self._define_names: set[int] | None = None
 
     def block_start(self, offset: int) -> int | None:
         """For an offset on a conditional directive line (#if ... #else), the start of the
@@ -80,11 +78,9 @@ class Directives:
 
     def defines_name_at(self, offset: int) -> bool:
         """Whether `offset` is the macro name of a `#define NAME ...`."""
-        d = self.at(offset)
-        if d is None or d[2] != b"define":
-            return False
-        m = _DEFINE_NAME.match(self._data, d[0])
-        return bool(m) and m.start(1) == offset
+        if self._define_names is None:
+            self._define_names = {m.name_start for m in self._lexed.defines}
+        return offset in self._define_names
 
 
 def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:

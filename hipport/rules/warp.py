@@ -13,7 +13,7 @@ from hipport.patterns import any_case, leftmost_matches, starts_of, whole_word_s
 from hipport.rewrite.calls import split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
-from hipport.rules._host_code import certainly_host, in_statements, statement_start
+from hipport.rules._host_code import certainly_host, in_statements, statement_end, statement_start
 
 # Names of variables holding a thread's index (or lane) by convention.
 _THREAD_NAME = re.compile(
@@ -242,14 +242,13 @@ def _code_matches(ctx, pattern):
     """Where `pattern` matches in code outside directives (the tree reads a macro body as
     text): where an operator may be. The expression around an operator starts in the same
     brace pair as the operator, so certainly_host() answers for both."""
-    lexed = ctx.lexed
+    plain = ctx.lexed.in_plain_code
     for m in pattern.finditer(ctx.data):
-        if not (lexed.in_comment_or_string(m.start()) or lexed.in_directive(m.start())):
+        if plain(m.start()):
             yield m.start()
 
 
 _SHIFT = re.compile(rb"<<|>>")
-_STATEMENT_END = re.compile(rb"[;{}]")
 _LANE_BYTES = re.compile(rb"lane", re.I)  # _LANE_NAME's test on bytes (no non-ASCII case forms)
 
 
@@ -263,17 +262,9 @@ def _lane_shifts(ctx):
     first, a lambda or a braced list, the shift is kept: not read here)."""
     data = ctx.data
     for at in _code_matches(ctx, _SHIFT):
-        stop = _statement_end(ctx, at + 2)
+        stop = statement_end(ctx, at + 2)
         if data[stop : stop + 1] == b"{" or _LANE_BYTES.search(data, at + 2, stop):
             yield at
-
-
-def _statement_end(ctx, offset: int) -> int:
-    """The first `;`, `{` or `}` in code from `offset` (the data's length if none)."""
-    lexed = ctx.lexed
-    return next((m.start() for m in _STATEMENT_END.finditer(ctx.data, offset)
-                 if not (lexed.in_comment_or_string(m.start()) or lexed.in_directive(m.start()))), len(ctx.data))
-
 
 def _inside(node, kind: str) -> bool:
     parent = node.parent
@@ -788,7 +779,7 @@ def _may_be_const(ctx, at: int) -> bool:
     """Whether the statement holding `at` may be a const declaration (the only ones reported):
     `const` or `constexpr` in its text (`mask = -(g & 1);` has neither), or a brace around its
     text (a lambda or a list after the name, `struct {...}` before it: not read here)."""
-    data, end, start = ctx.data, _statement_end(ctx, at), statement_start(ctx, at)
+    data, end, start = ctx.data, statement_end(ctx, at), statement_start(ctx, at)
     before = ctx.lexed.previous_code(start)
     return data[end : end + 1] != b";" or data[before - 1 : before] == b"}" \
         or _CONST.search(data, start, end) is not None
