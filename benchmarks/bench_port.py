@@ -5,10 +5,11 @@
     python benchmarks/bench_port.py /tmp/corpus              # table
     python benchmarks/bench_port.py /tmp/corpus --json -     # JSON on stdout
 
-For each tool the corpus is ported twice: a "cold" run (empty cache folders, a new
-output folder) and then --warm "warm" runs: the same command again, as a user re-runs
-it (same cache folders and output folder, files in the OS page cache; hipify-perl,
-which edits a copy in place, gets a fresh copy each time). Every run happens in a fresh wrapper process that
+For each tool: --warmup untimed runs (as hyperfine's --warmup: the first run of a tool
+after others pays for cold OS caches and CPU, whoever it is), then --cold "cold" runs (empty
+cache folders, a new output folder each), then --warm "warm" runs: the same command again,
+as a user re-runs it (same cache folders and output folder, files in the OS page cache;
+hipify-perl, which edits a copy in place, gets a fresh copy each time). Every run happens in a fresh wrapper process that
 starts the tool, waits for it and reports wall time and
 getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of the largest single
 process of that run (the tool or one of its worker processes), not a sum.
@@ -34,6 +35,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -86,7 +88,7 @@ class Corpus:
 class Run:
     tool: str
     jobs: int
-    phase: str            # "cold" or "warm"
+    phase: str            # "cold", "warm", or "warmup" (kept only when it failed)
     wall_s: float
     peak_rss_mb: float
     files_per_s: float
@@ -179,7 +181,12 @@ def make_tools(jobs: int, only: set[str] | None) -> list[Tool]:
 
 
 def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> Run:
-    if phase == "cold" or not tool.same_out:
+    """One run in a fresh wrapper process. A warm run reuses `out` and `cache` as the run
+    before left them; any other phase (cold, warmup) starts both empty."""
+    if phase != "warm":
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
+    if phase != "warm" or not tool.same_out:
         shutil.rmtree(out, ignore_errors=True)
     copy, commands = tool.plan(corpus.path, str(out))
     # hipify-perl edits the copy in place, so it runs inside it; the other tools
@@ -226,13 +233,14 @@ def table(corpus: Corpus, runs: list[Run]) -> str:
 
 
 def ratios(runs: list[Run]) -> dict[str, float]:
-    """What issue 7's targets compare, from the first successful run of each tool and phase:
-    hipport `-j 1` cold against torch-hipify and hipify-perl cold, against the `-j N` cold run,
-    and against its own first warm run."""
-    first: dict[tuple[str, int, str], float] = {}
+    """What issue 7's targets compare, from the successful runs of each tool: hipport `-j 1`
+    cold against torch-hipify and hipify-perl cold, against the `-j N` cold run, and against
+    its own first warm run. Where a tool ran cold more than once (--cold), its median counts."""
+    walls: dict[tuple[str, int, str], list[float]] = {}
     for r in runs:
         if not r.rc:
-            first.setdefault((r.tool, r.jobs, r.phase), r.wall_s)
+            walls.setdefault((r.tool, r.jobs, r.phase), []).append(r.wall_s)
+    first = {key: statistics.median(w) if key[2] == "cold" else w[0] for key, w in walls.items()}
     cold = first.get(("hipport", 1, "cold"))
     if not cold:
         return {}
@@ -257,7 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpus", type=Path, help="source tree to port (see make_corpus.py)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="worker count for the parallel hipport run (default: CPU count)")
-    parser.add_argument("--warm", type=int, default=1, help="warm runs after the cold one (default 1)")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="untimed runs of each tool before its measured ones (default 1)")
+    parser.add_argument("--cold", type=int, default=1,
+                        help="cold runs of each tool; the ratios take their median (default 1)")
+    parser.add_argument("--warm", type=int, default=1, help="warm runs after the cold ones (default 1)")
     parser.add_argument("--tools", help="comma-separated subset: hipport,hipport-check,torch-hipify,hipify-perl")
     parser.add_argument("--json", metavar="FILE", nargs="?", const="-",
                         help="write results as JSON to FILE ('-' or no value: stdout, instead of the table)")
@@ -281,12 +293,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for tool in tools:
             cache = scratch_root / f"cache-{tool.name}-j{tool.jobs}"
-            shutil.rmtree(cache, ignore_errors=True)
-            cache.mkdir()
             out = scratch_root / f"out-{tool.name}-j{tool.jobs}"
-            for phase in ["cold"] + ["warm"] * args.warm:
+            for phase in ["warmup"] * args.warmup + ["cold"] * max(1, args.cold) + ["warm"] * args.warm:
                 run = measure(tool, phase, corpus, out, cache)
-                runs.append(run)
+                if phase != "warmup" or run.rc:  # a failed warm-up is shown, and fails the run
+                    runs.append(run)
                 if args.json != "-":
                     print(f"  {tool.name} -j {tool.jobs} {phase}: {run.wall_s:.2f} s", file=sys.stderr)
             if not args.keep:

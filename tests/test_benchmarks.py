@@ -30,3 +30,38 @@ def test_ratios_compare_the_first_cold_and_warm_runs():
         "cold / warm (target >= 10)": 12.0,
     }
     assert bench.ratios([run("torch-hipify", 1, "cold", 4.0)]) == {}  # no hipport run to compare
+
+
+def test_ratios_take_the_median_of_several_cold_runs():
+    bench = _bench()
+
+    def run(tool, phase, wall, rc=0):
+        return bench.Run(tool, 1, phase, wall, 50.0, 1.0, 1.0, rc)
+
+    runs = [run("hipport", "cold", 1.4), run("hipport", "cold", 1.0), run("hipport", "cold", 1.1),
+            run("hipport", "warm", 0.1), run("hipify-perl", "cold", 22.0), run("hipify-perl", "cold", 99.0, rc=1)]
+    assert bench.ratios(runs) == {"hipify-perl / hipport (target >= 20)": 20.0, "cold / warm (target >= 10)": 11.0}
+
+
+def test_warm_up_runs_are_left_out_and_each_cold_run_starts_empty(tmp_path):
+    bench = _bench()
+    corpus_dir = tmp_path / "src"
+    corpus_dir.mkdir()
+    (corpus_dir / "a.cu").write_text("int x;\n")
+    corpus = bench.scan(corpus_dir)
+    seen = []
+
+    def plan(src, out):
+        # each run records what the cache folder held when it started, then leaves a file there
+        return None, [[sys.executable, "-c",
+                       "import os, sys; d = os.environ['XDG_CACHE_HOME']; os.makedirs(d, exist_ok=True);"
+                       "print(len(os.listdir(d)), file=sys.stderr); open(os.path.join(d, str(len(os.listdir(d)))), 'w');"
+                       "sys.exit(3)"]]
+
+    tool = bench.Tool("probe", 1, plan)
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    for phase in ("warmup", "cold", "warm", "cold"):
+        run = bench.measure(tool, phase, corpus, out, cache)
+        seen.append((phase, run.error.strip()))
+    # cold and warm-up runs find an empty cache; a warm run finds what the run before left
+    assert seen == [("warmup", "0"), ("cold", "0"), ("warm", "1"), ("cold", "0")]
