@@ -256,3 +256,44 @@ def test_directive_records_refuse_what_scan_never_makes():
                                             lexer.Directive)
     assert [(r.start, r.end, r.name, r.branch) for r in records] == [
         (0, 5, b"if", ((0, 0),)), (6, 11, b"else", ((0, 1),)), (12, 18, b"endif", ((0, 1),)), (19, 21, b"x", ())]
+
+
+# CMake: the C parse against cmake.python_parse, on every CMake file here and on generated
+# input made of what its steps tell apart (comments, bracket and quoted arguments, escapes,
+# nesting, unterminated ends, bytes no step takes).
+CMAKE_FILES = sorted(p for p in REPO_FILES if p.name == "CMakeLists.txt" or p.suffix == ".cmake")
+CMAKE_PIECES = [b"add_library", b"set", b"PROJECT", b"_x9", b"9", b"(", b")", b" ", b"\t", b"\n", b"\r\n",
+                b"\f", b"\v", b"#", b"#[[", b"#[=[", b"]]", b"]=]", b"]", b"[", b"[[", b"[==[", b"]==]", b"=",
+                b'"', b"\\", b"\\\n", b'\\"', b"${CUDA}", b"$<", b">", b"a.cu", b";", b"\xff", b"\x00"]
+
+
+@needs_scanner
+def test_cmake_parse_in_c_on_every_repository_cmake_file():
+    from hipport.rewrite import cmake
+
+    assert len(CMAKE_FILES) > 10
+    differ = [p.relative_to(ROOT).as_posix() for p in CMAKE_FILES
+              if lexer._scan.cmake_parse(p.read_bytes(), cmake.Command, cmake.Arg) != cmake.python_parse(p.read_bytes())]
+    assert differ == []
+
+
+@needs_scanner
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(CMAKE_PIECES), max_size=40))
+def test_cmake_parse_in_c_on_generated_input(parts):
+    from hipport.rewrite import cmake
+
+    data = b"".join(parts)
+    commands, comments = lexer._scan.cmake_parse(data, cmake.Command, cmake.Arg)
+    assert (commands, comments) == cmake.python_parse(data)
+    assert all(type(c) is cmake.Command and all(type(a) is cmake.Arg for a in c.args) for c in commands)
+
+
+def test_cmake_parse_without_the_scanner(monkeypatch):
+    from hipport.rewrite import cmake
+
+    data = b'project(x CUDA) # [[\nset(A "b\\"c" [=[d]=])\n'
+    with_scanner = cmake.parse(data)
+    monkeypatch.setattr(cmake, "_scan", None)
+    assert cmake.parse(data) == with_scanner == cmake.python_parse(data)
+    assert [c.name for c in with_scanner[0]] == ["project", "set"]

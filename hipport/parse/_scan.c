@@ -28,6 +28,10 @@
  * (overlapping places too), in order, each with the end of the first word (by index) that
  * starts there (the rules' name searches, _syntax.occurrences).
  *
+ * cmake_parse(data, command_type, arg_type) -> (commands, comments): rewrite.cmake.parse in C,
+ * the same Command and Arg records (command_type(name, start, close, args, indent),
+ * arg_type(start, end, quoted, text)) and comment spans, step for step as its regexes go.
+ *
  * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
  * stays the reference (and the fallback where this module is not built), and the test suite
  * compares the two on every fixture and on generated input.
@@ -49,18 +53,28 @@ typedef struct {
 
 static PyObject *MEMBER, *QUALIFIED, *PASTED, *PLAIN; /* a name's context (names._context) */
 
-static inline int is_word(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+/* Byte classes, one table lookup each (filled by fill_classes at import): the scan asks
+ * them of nearly every byte. */
+enum { C_WORD = 1, C_ALPHA_ = 2, C_DIGIT = 4, C_ALNUM = 8, C_PLAIN = 16 };
+static unsigned char CLASS[256];
+
+static void fill_classes(void) {
+    for (int c = 0; c < 256; c++) {
+        int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        int digit = c >= '0' && c <= '9';
+        int word = alpha || digit || c == '_';
+        /* the regex's first skip class `[^/"'A-Za-z_0-9\n.#]`, consumed in a run */
+        int plain = !(word || c == '/' || c == '"' || c == '\'' || c == '\n' || c == '.' || c == '#');
+        CLASS[c] = (unsigned char)((word ? C_WORD : 0) | (alpha || c == '_' ? C_ALPHA_ : 0) |
+                                   (digit ? C_DIGIT : 0) | (alpha || digit ? C_ALNUM : 0) | (plain ? C_PLAIN : 0));
+    }
 }
-static inline int is_alpha_(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-static inline int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-static inline int is_alnum(unsigned char c) { return is_word(c) && c != '_'; }
-/* Bytes the regex's first skip class `[^/"'A-Za-z_0-9\n.#]` consumes in a run. */
-static inline int is_plain(unsigned char c) {
-    return !(is_word(c) || c == '/' || c == '"' || c == '\'' || c == '\n' || c == '.' || c == '#');
-}
+
+static inline int is_word(unsigned char c) { return CLASS[c] & C_WORD; }
+static inline int is_alpha_(unsigned char c) { return CLASS[c] & C_ALPHA_; }
+static inline int is_digit(unsigned char c) { return CLASS[c] & C_DIGIT; }
+static inline int is_alnum(unsigned char c) { return CLASS[c] & C_ALNUM; }
+static inline int is_plain(unsigned char c) { return CLASS[c] & C_PLAIN; }
 
 /* Marks in `pairs` (8192 bytes, bit b0 << 8 | b1) the first two bytes of a word of `len` > 0
  * bytes at `b`; a word of one byte marks every second byte. */
@@ -112,6 +126,8 @@ static Py_ssize_t prefix_option(const Scan *s, Py_ssize_t i, int which) {
 /* `(?:u8|[uUL])?R?['"]` at i. */
 static int opens_literal(const Scan *s, Py_ssize_t i) {
     const unsigned char *d = s->d;
+    if (d[i] != 'u' && d[i] != 'U' && d[i] != 'L' && d[i] != 'R')
+        return 0; /* most words: no literal prefix can start here */
     for (int w = 0; w < 3; w++) {
         Py_ssize_t p = prefix_option(s, i, w);
         if (p < 0)
@@ -125,11 +141,13 @@ static int opens_literal(const Scan *s, Py_ssize_t i) {
     return 0;
 }
 
-static Py_ssize_t word_end(const Scan *s, Py_ssize_t i) {
-    while (i < s->n && is_word(s->d[i]))
+static Py_ssize_t word_end_in(const unsigned char *d, Py_ssize_t n, Py_ssize_t i) {
+    while (i < n && is_word(d[i]))
         i++;
     return i;
 }
+
+static Py_ssize_t word_end(const Scan *s, Py_ssize_t i) { return word_end_in(s->d, s->n, i); }
 
 /* `\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z]))*` at i (caller checked the start). The
  * regex's `[eEpP][+-]` branch is never reached: the first branch already takes the letter. */
@@ -862,6 +880,253 @@ static PyObject *words_at(PyObject *self, PyObject *args) {
     return out;
 }
 
+
+/* ------------------------------------------------------------------------------------------
+ * CMake (rewrite/cmake.py's parse, whose regexes are the reference). */
+
+/* `[=*[` at i: the number of `=`, or -1. */
+static Py_ssize_t bracket_open(const unsigned char *d, Py_ssize_t n, Py_ssize_t i) {
+    if (i >= n || d[i] != '[')
+        return -1;
+    Py_ssize_t j = i + 1;
+    while (j < n && d[j] == '=')
+        j++;
+    return j < n && d[j] == '[' ? j - i - 1 : -1;
+}
+
+/* The end of the bracket text opened by `[`, `eq` `=`s and `[` whose content starts at
+ * `from`: just past `]=...=]`, or n when it never closes. *close gets where `]` stands (n). */
+static Py_ssize_t bracket_end(const unsigned char *d, Py_ssize_t n, Py_ssize_t from, Py_ssize_t eq,
+                              Py_ssize_t *close) {
+    for (Py_ssize_t k = from; k + eq + 1 < n; k++) {
+        if (d[k] != ']' || d[k + eq + 1] != ']')
+            continue;
+        Py_ssize_t e = 1;
+        while (e <= eq && d[k + e] == '=')
+            e++;
+        if (e > eq) {
+            *close = k;
+            return k + eq + 2;
+        }
+    }
+    *close = n;
+    return n;
+}
+
+/* cmake._comment: a `#` comment at i (bracket or to the line's end), appended; returns its end. */
+static Py_ssize_t cmake_comment(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, PyObject *comments) {
+    Py_ssize_t eq = bracket_open(d, n, i + 1), end, close;
+    if (eq >= 0) {
+        end = bracket_end(d, n, i + 1 + eq + 2, eq, &close);
+    } else {
+        const unsigned char *nl = i < n ? memchr(d + i, '\n', (size_t)(n - i)) : NULL;
+        end = nl == NULL ? n : nl - d;
+    }
+    return append_pair(comments, i, end) < 0 ? -1 : end;
+}
+
+static inline int cmake_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+/* Bytes of an unquoted argument without a backslash: `[^\s()#"\\]` (bytes' \s: \f and \v too). */
+static inline int cmake_unquoted(unsigned char c) {
+    return !(cmake_space(c) || c == '\f' || c == '\v' || c == '(' || c == ')' || c == '#' || c == '"' || c == '\\');
+}
+
+static PyObject *make_arg(PyTypeObject *type, const unsigned char *d, Py_ssize_t a, Py_ssize_t b, int quoted,
+                          Py_ssize_t ta, Py_ssize_t tb) {
+    PyObject *arg = type->tp_alloc(type, 4);
+    if (arg == NULL)
+        return NULL;
+    PyObject *sa = PyLong_FromSsize_t(a), *sb = PyLong_FromSsize_t(b);
+    PyObject *text = PyBytes_FromStringAndSize((const char *)d + ta, tb > ta ? tb - ta : 0);
+    if (sa == NULL || sb == NULL || text == NULL) {
+        Py_XDECREF(sa);
+        Py_XDECREF(sb);
+        Py_XDECREF(text);
+        Py_DECREF(arg);
+        return NULL;
+    }
+    PyObject *q = quoted ? Py_True : Py_False;
+    Py_INCREF(q);
+    PyTuple_SET_ITEM(arg, 0, sa);
+    PyTuple_SET_ITEM(arg, 1, sb);
+    PyTuple_SET_ITEM(arg, 2, q);
+    PyTuple_SET_ITEM(arg, 3, text);
+    return arg;
+}
+
+/* cmake._arguments: from just past `(`, the arguments into `args`; returns the offset of the
+ * closing `)` (n when there is none), or -1 on a Python error. */
+static Py_ssize_t cmake_arguments(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, PyObject *comments,
+                                  PyObject *args, PyTypeObject *arg_type) {
+    Py_ssize_t depth = 0;
+    while (i < n) {
+        Py_ssize_t j = i;
+        while (j < n && cmake_space(d[j]))
+            j++;
+        unsigned char c = j < n ? d[j] : 0;
+        Py_ssize_t a = j, b, ta, tb;
+        int quoted;
+        if (j >= n || !(c == '#' || c == '(' || c == ')' || c == '"' || cmake_unquoted(c) ||
+                        (c == '\\' && j + 1 < n && d[j + 1] != '\n'))) {
+            i = j + 1; /* the end, or a byte no step takes (`\` before a newline, a form feed) */
+            continue;
+        }
+        if (c == '#') {
+            if ((i = cmake_comment(d, n, j, comments)) < 0)
+                return -1;
+            continue;
+        }
+        if (c == '(') {
+            depth++;
+            i = j + 1;
+            continue;
+        }
+        if (c == ')') {
+            if (depth == 0)
+                return j;
+            depth--;
+            i = j + 1;
+            continue;
+        }
+        Py_ssize_t eq = c == '[' ? bracket_open(d, n, j) : -1;
+        if (c == '"') {
+            Py_ssize_t k = j + 1;
+            while (k < n && d[k] != '"') {
+                if (d[k] == '\\') {
+                    if (k + 1 >= n)
+                        break; /* a backslash as the data's last byte escapes past its end */
+                    k += 2;
+                } else {
+                    k++;
+                }
+            }
+            if (k < n && d[k] != '"')
+                k = n + 1;
+            quoted = 1;
+            ta = j + 1;
+            tb = k < n ? k : n;
+            b = k + 1 < n ? k + 1 : n;
+            i = k + 1;
+        } else if (eq >= 0) {
+            Py_ssize_t close;
+            b = bracket_end(d, n, j + eq + 2, eq, &close);
+            quoted = 1;
+            ta = j + eq + 2;
+            tb = b - eq - 2 > ta ? b - eq - 2 : ta; /* as cmake.py cuts it, closed or not */
+            i = b;
+        } else { /* unquoted: `(?:[^\s()#"\\]|\\.)+` */
+            Py_ssize_t k = j;
+            while (k < n) {
+                if (cmake_unquoted(d[k]))
+                    k++;
+                else if (d[k] == '\\' && k + 1 < n && d[k + 1] != '\n')
+                    k += 2;
+                else
+                    break;
+            }
+            quoted = 0;
+            ta = j;
+            tb = b = i = k;
+        }
+        PyObject *arg = make_arg(arg_type, d, a, b, quoted, ta, tb);
+        if (arg == NULL || PyList_Append(args, arg) < 0) {
+            Py_XDECREF(arg);
+            return -1;
+        }
+        Py_DECREF(arg);
+    }
+    return n;
+}
+
+static PyObject *cmake_parse(PyObject *self, PyObject *pyargs) {
+    (void)self;
+    Py_buffer buf;
+    PyObject *command_type, *arg_type;
+    if (!PyArg_ParseTuple(pyargs, "y*O!O!", &buf, &PyType_Type, &command_type, &PyType_Type, &arg_type))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)command_type, &PyTuple_Type) ||
+        !PyType_IsSubtype((PyTypeObject *)arg_type, &PyTuple_Type)) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_TypeError, "command_type and arg_type must be tuple subclasses (NamedTuples)");
+        return NULL;
+    }
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len, i = 0;
+    PyObject *commands = PyList_New(0), *comments = PyList_New(0), *args = NULL;
+    if (commands == NULL || comments == NULL)
+        goto fail;
+    while (i < n) {
+        unsigned char c = d[i];
+        if (c == '#') {
+            if ((i = cmake_comment(d, n, i, comments)) < 0)
+                goto fail;
+            continue;
+        }
+        if (!is_alpha_(c)) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i, name_end = word_end_in(d, n, i), j = name_end;
+        while (j < n && (d[j] == ' ' || d[j] == '\t'))
+            j++;
+        if (j >= n || d[j] != '(') {
+            i = j;
+            continue;
+        }
+        if ((args = PyList_New(0)) == NULL)
+            goto fail;
+        Py_ssize_t close = cmake_arguments(d, n, j + 1, comments, args, (PyTypeObject *)arg_type);
+        if (close < 0)
+            goto fail;
+        if (close >= n) {
+            Py_CLEAR(args);
+            break; /* an unterminated command: nothing after it is a command either */
+        }
+        Py_ssize_t line_start = start;
+        while (line_start > 0 && d[line_start - 1] != '\n')
+            line_start--;
+        Py_ssize_t ind = line_start;
+        while (ind < start && (d[ind] == ' ' || d[ind] == '\t'))
+            ind++;
+        PyObject *cmd = ((PyTypeObject *)command_type)->tp_alloc((PyTypeObject *)command_type, 5);
+        if (cmd == NULL)
+            goto fail;
+        PyObject *name = PyUnicode_New(name_end - start, 127);
+        PyObject *sa = PyLong_FromSsize_t(start), *sc = PyLong_FromSsize_t(close);
+        PyObject *indent = PyBytes_FromStringAndSize((const char *)d + line_start, ind == start ? start - line_start : 0);
+        if (name == NULL || sa == NULL || sc == NULL || indent == NULL) {
+            Py_XDECREF(name);
+            Py_XDECREF(sa);
+            Py_XDECREF(sc);
+            Py_XDECREF(indent);
+            Py_DECREF(cmd);
+            goto fail;
+        }
+        Py_UCS1 *lower = PyUnicode_1BYTE_DATA(name);
+        for (Py_ssize_t k = start; k < name_end; k++)
+            lower[k - start] = (Py_UCS1)(d[k] >= 'A' && d[k] <= 'Z' ? d[k] + 32 : d[k]);
+        PyTuple_SET_ITEM(cmd, 0, name);
+        PyTuple_SET_ITEM(cmd, 1, sa);
+        PyTuple_SET_ITEM(cmd, 2, sc);
+        PyTuple_SET_ITEM(cmd, 3, args);
+        args = NULL;
+        PyTuple_SET_ITEM(cmd, 4, indent);
+        int failed = PyList_Append(commands, cmd) < 0;
+        Py_DECREF(cmd);
+        if (failed)
+            goto fail;
+        i = close + 1;
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(NN)", commands, comments);
+fail:
+    PyBuffer_Release(&buf);
+    Py_XDECREF(args);
+    Py_XDECREF(commands);
+    Py_XDECREF(comments);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
     {"line_starts", line_starts, METH_O, "line_starts(data) -> offsets where each line starts"},
@@ -870,12 +1135,15 @@ static PyMethodDef methods[] = {
     {"words_table", words_table, METH_O, "words_table(words) -> table for words_found"},
     {"words_found", words_found, METH_VARARGS, "words_found(data, table[, first]) -> indices of the words in data"},
     {"words_at", words_at, METH_VARARGS, "words_at(data, table) -> [(start, end)] of the words in data"},
+    {"cmake_parse", cmake_parse, METH_VARARGS,
+     "cmake_parse(data, command_type, arg_type) -> (commands, comments), as rewrite.cmake.parse"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_scan", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__scan(void) {
+    fill_classes();
     MEMBER = PyUnicode_InternFromString("member");
     QUALIFIED = PyUnicode_InternFromString("qualified");
     PASTED = PyUnicode_InternFromString("pasted");

@@ -22,6 +22,7 @@ import re
 from typing import NamedTuple
 
 from hipport.edits import Edit
+from hipport.parse.lexer import _scan
 from hipport.patterns import by_common_start, word_start
 from hipport.rewrite.shell import Rewritten, Spans, arch_list, flag_edits, libraries, path_edits, table
 
@@ -51,7 +52,16 @@ _TOP_STEP = re.compile(rb"#|([A-Za-z_][A-Za-z0-9_]*)[ \t]*(\()?")
 
 
 def parse(data: bytes) -> tuple[list[Command], list[tuple[int, int]]]:
-    """The commands of a CMake file and its comments (start, end)."""
+    """The commands of a CMake file and its comments (start, end): by the C scanner where it
+    was built (a step per byte in C, where python_parse takes a regex step per argument),
+    else by python_parse, its reference."""
+    if _scan is not None:
+        return _scan.cmake_parse(data, Command, Arg)
+    return python_parse(data)
+
+
+def python_parse(data: bytes) -> tuple[list[Command], list[tuple[int, int]]]:
+    """parse() by regexes: the reference the C scanner is tested against."""
     commands: list[Command] = []
     comments: list[tuple[int, int]] = []
     i = 0
