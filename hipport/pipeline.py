@@ -46,10 +46,13 @@ def _encoding(data: bytes) -> str:
 def _lines_touched(src: Source, edits: list) -> int:
     """Original lines an edit touches (an insertion counts as one line)."""
     starts, lines = src.line_starts(), set()
+    count, find = len(starts), bisect.bisect_right
     for e in edits:
-        first = bisect.bisect_right(starts, e.start)
-        last = bisect.bisect_right(starts, max(e.start, e.end - 1))
-        lines.update(range(first, last + 1))
+        first = find(starts, e.start)
+        if first == count or e.end <= starts[first]:  # most edits: a name within one line
+            lines.add(first)
+        else:
+            lines.update(range(first, find(starts, e.end - 1) + 1))
     return len(lines)
 
 

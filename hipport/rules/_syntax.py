@@ -79,6 +79,7 @@ from typing import Callable, Iterable, NamedTuple
 
 import tree_sitter
 
+from hipport import regexes
 from hipport.parse import tree as ts
 from hipport.parse.lexer import MacroDef, Substrings, logical_end
 from hipport.patterns import by_common_start, starts_of, word_start
@@ -121,7 +122,7 @@ __AMDGCN_WAVEFRONT_SIZE__ USE_ROCM USE_HIP WITH_ROCM WITH_HIP HIP_PLATFORM_AMD _
 ROCM_VERSION TORCH_HIP_VERSION HIP_VERSION HIP_VERSION_MAJOR HIP_VERSION_MINOR HIP_VERSION_PATCH
 __HIP_NO_HALF_CONVERSIONS__ __HIP_ARCH_GFX90A__ __HIP_ARCH_GFX942__ HIPRT
 """.split())
-_HIP_ONLY_RE = re.compile(r"__gfx\w+__|__HIP_ARCH_\w+__|__GFX\d+__\Z")
+_HIP_ONLY_RE = regexes.compile(r"__gfx\w+__|__HIP_ARCH_\w+__|__GFX\d+__\Z")
 _CUDA_DEFINED = {"__CUDACC__": 1, "__NVCC__": 1, "__CUDA__": None}
 
 _LO, _HI = -(1 << 62), 1 << 62
@@ -158,7 +159,7 @@ def _from_truth(t: bool | None) -> _Val:
     return _UNKNOWN if t is None else _exact(int(t))
 
 
-_PP_TOKEN = re.compile(
+_PP_TOKEN = regexes.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*)[uUlL]*"
     r"|(?P<id>[A-Za-z_]\w*)|(?P<op>&&|\|\||==|!=|<=|>=|<<|>>|[-+*/%()!~<>&|^?:,]))"
 )
@@ -398,8 +399,8 @@ def _hip_env():
 
 
 _HIP_ENV = _hip_env()
-_DIRECTIVE_HEAD = re.compile(r"^\s*#\s*(\w+)")
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_DIRECTIVE_HEAD = regexes.compile(r"^\s*#\s*(\w+)")
+_COMMENT = regexes.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 
 def _logical_line(data: bytes, start: int) -> tuple[str, int]:
@@ -428,7 +429,7 @@ def _truth_of(expr: str | None, env) -> bool | None:
 
 # What _condition makes of `#ifdef NAME` / `#ifndef NAME`: told without the evaluator, since
 # every header's include guard is one of its own.
-_DEFINED_TEST = re.compile(r"(!?)defined\(([A-Za-z_]\w*)\)\Z")
+_DEFINED_TEST = regexes.compile(r"(!?)defined\(([A-Za-z_]\w*)\)\Z")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -552,14 +553,15 @@ def _type_query(node_type: str):
         return None
 
 
-# A query costs tens of milliseconds to compile (once per process); one Python walk indexes
+# A query costs about ten milliseconds to compile (once per process); one Python walk indexes
 # a small file's nodes in about a millisecond, but a 200 KB file's in tens. So a process walks
-# small files until a node type has been asked for in a few, then compiles that type's query
-# and lets C find the nodes: a pre-commit run on one small file never pays for compiling, a
-# run over a tree soon stops walking.
-_COMPILE_AFTER = 3
+# the first few small files whose nodes are asked for, then compiles the query and lets C find
+# the nodes: a pre-commit run on one small file never pays for compiling, a run over a tree
+# soon stops walking (counting walks, not asks per node type: a tree's files ask for a dozen
+# types, and a walk per file until each had been asked for thrice cost more than the compile).
+_WALKS_BEFORE_QUERY = 3
 _WALK_MAX_BYTES = 16_000
-_asked: dict[str, int] = {}
+_walked = [0]  # files walked in this process
 
 
 def walk(node):
@@ -609,8 +611,10 @@ def _of_type(ctx, node_type: str) -> list:
     found = cache.get(node_type)
     if found is not None:
         return found
-    asked = _asked[node_type] = _asked.get(node_type, 0) + 1
-    if asked <= _COMPILE_AFTER and len(ctx.data) <= _WALK_MAX_BYTES:
+    walked = "node_index" in ctx.memo
+    if walked or (_walked[0] < _WALKS_BEFORE_QUERY and len(ctx.data) <= _WALK_MAX_BYTES):
+        if not walked:
+            _walked[0] += 1
         found = memo(ctx, "node_index", _walk_index).get(node_type, [])
     elif node_type in _COMMON_TYPES:
         found = memo(ctx, "query_index", _query_index).get(node_type, [])
@@ -729,7 +733,7 @@ _KNOWN_QUALIFIER_MACROS = {
     b"__global__": frozenset({b"__global__"}),
 }
 _SPACE = frozenset({b"__host__", b"__device__", b"__global__"})
-_WORD = re.compile(rb"[A-Za-z_]\w*")
+_WORD = regexes.compile(rb"[A-Za-z_]\w*")
 
 
 def _qualifier_macros(ctx) -> dict[bytes, frozenset[bytes]]:
@@ -968,7 +972,7 @@ def in_device_code(ctx, offset: int) -> bool:
 
 # tree-sitter-cuda's `<<<` token: three '<' with whitespace allowed between them (here any
 # byte that may belong to a Unicode space; the tree decides).
-LAUNCH_OPEN = re.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]*<")
+LAUNCH_OPEN = regexes.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]*<")
 
 
 def words_finder(words) -> Substrings:
@@ -1072,15 +1076,15 @@ TYPE_SIZES: dict[str, int] = {
 
 # From `const` on (see word_start): a `static` or `inline` before it changes neither the
 # name, the value nor whether the place is compiled.
-_CONST_DECL = re.compile(
+_CONST_DECL = regexes.compile(
     word_start(b"const") + rb"(?:expr)?\s+(?:static\s+|inline\s+)*"
     rb"((?:unsigned\s+|signed\s+)?(?:long\s+long|long|int|short|char|size_t|u?int(?:8|16|32|64)_t|"
     rb"unsigned|signed|auto)(?:\s+int)?)\s+([A-Za-z_]\w*)\s*(?:=\s*([^;{}]+?)|\{([^;{}]*)\})\s*;")
-_SIZEOF = re.compile(r"\bsizeof\s*\(\s*([A-Za-z_][\w\s:]*?)\s*\)")
-_CAST = re.compile(
+_SIZEOF = regexes.compile(r"\bsizeof\s*\(\s*([A-Za-z_][\w\s:]*?)\s*\)")
+_CAST = regexes.compile(
     r"\(\s*(?:(?:unsigned|signed|long|short|const)\s+)*(?:int|unsigned|long|size_t|short|char|"
     r"u?int(?:8|16|32|64)_t)\s*\)")
-_STATIC_CAST = re.compile(r"\bstatic_cast\s*<\s*[\w\s:]+>\s*")
+_STATIC_CAST = regexes.compile(r"\bstatic_cast\s*<\s*[\w\s:]+>\s*")
 
 
 def _raw_constants(ctx) -> dict[str, list[tuple[int, int, int, bool]]]:
@@ -1180,7 +1184,7 @@ def _eval_text(expr: str, lookup: Callable[[str], int | None]) -> int | None:
 
 # A decimal or hex integer literal: read directly, so a file whose checks only meet numbers
 # written out never computes int_constants.
-_PLAIN_NUMBER = re.compile(rb"(?:0[xX]([0-9a-fA-F]+)|([1-9][0-9]*|0))[uUlL]*\Z")
+_PLAIN_NUMBER = regexes.compile(rb"(?:0[xX]([0-9a-fA-F]+)|([1-9][0-9]*|0))[uUlL]*\Z")
 
 
 def _plain_number(m: re.Match) -> int:
@@ -1213,7 +1217,7 @@ class SharedDecl(NamedTuple):
     extern: bool
 
 
-_TYPE_NOISE = re.compile(r"\b(?:const|volatile|static|extern|__shared__|__device__|typename|"
+_TYPE_NOISE = regexes.compile(r"\b(?:const|volatile|static|extern|__shared__|__device__|typename|"
                          r"struct|class|alignas\s*\([^)]*\)|__align__\s*\([^)]*\)|alignas|__align__)\s*")
 
 
@@ -1258,8 +1262,8 @@ def shared_declarations(ctx) -> list[SharedDecl]:
 
 # For pre-checks that spare the tree: each `__shared__` declaration as text, split into its
 # declarators, each with its array dimensions' texts.
-_SHARED_WORD = re.compile(word_start(b"__shared__") + rb"\b")
-_DIMENSION = re.compile(rb"\[([^\[\]]*)\]")
+_SHARED_WORD = regexes.compile(word_start(b"__shared__") + rb"\b")
+_DIMENSION = regexes.compile(rb"\[([^\[\]]*)\]")
 
 
 def shared_declarator_texts(ctx) -> list[list[bytes]] | None:
