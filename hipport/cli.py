@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from hipport import __version__
+from hipport import __version__, regexes
 from hipport.cache import cache_dir
 from hipport.config import load_settings, parse_target
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
@@ -466,7 +466,10 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(EXIT_USAGE)
         if extra:  # said by the command's parser, whose usage it is
             args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
-        args.func(args)
+        try:
+            args.func(args)
+        finally:
+            regexes.save()  # patterns of modules imported after loading (build-file rewriters)
     except BrokenPipeError:
         # The reader went away (`hipport port --diff x | head`): not an error of ours.
         sys.stderr.close()

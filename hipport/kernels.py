@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
+from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
 
 if TYPE_CHECKING:  # the report reads kernel scans without the lexer
@@ -21,14 +22,14 @@ if TYPE_CHECKING:  # the report reads kernel scans without the lexer
 
 _PRECHECK = (b"__global__", b"<<<", b"LaunchKernel")
 # Tokens after `__global__`: comments, words, `::`, brackets, anything else one byte at a time.
-_TOKEN = re.compile(rb"\s+|//[^\n]*|/\*.*?(?:\*/|\Z)|[A-Za-z_]\w*|::|[^\s]", re.S)
+_TOKEN = regexes.compile(rb"\s+|//[^\n]*|/\*.*?(?:\*/|\Z)|[A-Za-z_]\w*|::|[^\s]", re.S)
 _ATTRIBUTES = frozenset({b"__launch_bounds__", b"__attribute__", b"__declspec", b"alignas",
                          b"__align__", b"__maxnreg__", b"__cluster_dims__", b"decltype"})
 _NOT_A_NAME = frozenset({b"operator", b"const", b"volatile", b"static", b"inline", b"extern",
                          b"void", b"__forceinline__", b"__noinline__", b"__device__"})
-_GGL = re.compile(rb"\bhipLaunchKernelGGL\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?"
+_GGL = regexes.compile(rb"\bhipLaunchKernelGGL\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?"
                   rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)")
-_LAUNCH_API = re.compile(
+_LAUNCH_API = regexes.compile(
     rb"\b(?:cuda|hip)Launch(?:Cooperative)?Kernel\s*(?:<[^<>;]*>\s*)?\(\s*"
     rb"(?:\(\s*(?:const\s+)?void\s*\*\s*\)\s*|reinterpret_cast\s*<[^<>;]*>\s*\(\s*)?&?\s*"
     rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)")
@@ -119,7 +120,7 @@ def _kernel_after(data: bytes, start: int) -> tuple[bytes, bool] | None:
 
 
 # `__global__ void name(`: the shape of most kernels.
-_PLAIN_KERNEL = re.compile(rb"[ \t\r\n]+void[ \t\r\n]+([A-Za-z_]\w*)[ \t\r\n]*\(")
+_PLAIN_KERNEL = regexes.compile(rb"[ \t\r\n]+void[ \t\r\n]+([A-Za-z_]\w*)[ \t\r\n]*\(")
 
 
 def _name_and_paren(window: bytes) -> tuple[bytes, int] | None:
@@ -166,7 +167,7 @@ def _skip_parens(window: bytes, i: int) -> int | None:
     return None
 
 
-_PAREN = re.compile(rb"[()]")
+_PAREN = regexes.compile(rb"[()]")
 
 
 def _tokens_named(lexed: Lexed, word: str) -> Iterator[Token]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from functools import lru_cache
 
+from hipport import regexes
 from hipport.config import Settings
 from hipport.mappings import Mappings, load
 from hipport.parse.lexer import Lexer
@@ -46,6 +47,7 @@ def prepare(settings: Settings) -> None:
 
     tools(settings)
     all_rules()
+    regexes.save()  # what the next process (or -j worker) builds without compiling
     if not _set_aside:
         _set_aside = True
         gc.freeze()

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
+from hipport import regexes
 from hipport.errors import MappingError
 from hipport.hashing import blake2b
 from hipport.table_files import table_dir, table_files
@@ -33,9 +34,9 @@ INCLUDE_REQUIRED = ("cuda", "hip")
 LIBS = ("hip", "roc")
 
 # Names may be qualified (`thrust::cuda`): the renamer then matches the qualifier too.
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*\Z")
-_VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*\Z")
-_HEADER_PATH = re.compile(r"[A-Za-z0-9_./+-]+\Z")
+_IDENT = regexes.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_VERSION = regexes.compile(r"[0-9]+(?:\.[0-9]+)*\Z")
+_HEADER_PATH = regexes.compile(r"[A-Za-z0-9_./+-]+\Z")
 
 
 class Entry(NamedTuple):
@@ -277,8 +278,8 @@ _VERSION_FIELDS = (
     "hip_deprecated", "hip_changed", "hip_removed", "roc_added",
 )
 _ONE = r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*"
-_IDENTS = re.compile(rf"(?:{_ONE}\n)*{_ONE}")
-_IDENTS_OR_EMPTY = re.compile(rf"(?:(?:{_ONE})?\n)*(?:{_ONE})?")
+_IDENTS = regexes.compile(rf"(?:{_ONE}\n)*{_ONE}")
+_IDENTS_OR_EMPTY = regexes.compile(rf"(?:(?:{_ONE})?\n)*(?:{_ONE})?")
 
 
 def _check_column(path: Any, what: str, column: tuple[str, ...], linenos: list[int],

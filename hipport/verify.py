@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from hipport import regexes
 from hipport.config import Settings
 from hipport.errors import HipportError
 from hipport.words import plural
@@ -40,9 +41,9 @@ TU_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
 HEADER_SUFFIXES = frozenset({".cuh", ".h", ".hpp", ".hxx", ".hh"})
 # What CUDAExtension defines for hipcc on ROCm (torch.utils.cpp_extension), plus a module name.
 TORCH_DEFINES = ("__HIP_PLATFORM_AMD__=1", "USE_ROCM=1", "HIPBLAS_V2", "TORCH_EXTENSION_NAME=hipport_verify")
-_TORCH_INCLUDE = re.compile(rb"^\s*#\s*include\s*[<\"](?:torch|ATen|c10)/", re.M)
-_NOT_FOUND = re.compile(r"fatal error: '([^']+)' file not found")
-_ERROR = re.compile(r"\berror:")
+_TORCH_INCLUDE = regexes.compile(rb"^\s*#\s*include\s*[<\"](?:torch|ATen|c10)/", re.M)
+_NOT_FOUND = regexes.compile(r"fatal error: '([^']+)' file not found")
+_ERROR = regexes.compile(r"\berror:")
 
 OK, FAIL, MISSING = "OK", "FAIL", "MISSING"
 
@@ -120,11 +121,11 @@ def units(root: Path, headers: bool = False) -> list[Path]:
             and f.path.suffix.lower() in wanted]
 
 
-_CMAKE_INCLUDE = re.compile(rb"(?is)\b(?:target_)?include_directories\s*\(([^)]*)\)")
+_CMAKE_INCLUDE = regexes.compile(rb"(?is)\b(?:target_)?include_directories\s*\(([^)]*)\)")
 _CMAKE_KEYWORDS = frozenset({b"SYSTEM", b"BEFORE", b"AFTER", b"INTERFACE", b"PUBLIC", b"PRIVATE"})
 _CMAKE_DIR_VARS = (b"${CMAKE_CURRENT_SOURCE_DIR}", b"${CMAKE_CURRENT_LIST_DIR}", b"${PROJECT_SOURCE_DIR}",
                    b"${CMAKE_SOURCE_DIR}")
-_MAKE_INCLUDE = re.compile(rb"(?<![\w-])-I[ \t]*([^\s$()'\"]+)")
+_MAKE_INCLUDE = regexes.compile(rb"(?<![\w-])-I[ \t]*([^\s$()'\"]+)")
 
 
 def build_file_includes(root: Path) -> list[Path]:

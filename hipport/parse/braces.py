@@ -14,6 +14,7 @@ import bisect
 import re
 import weakref
 
+from hipport import regexes
 from hipport.parse import WORD_BYTES
 from hipport.parse.lexer import Lexed
 
@@ -24,9 +25,9 @@ _BLOCK_KEYWORDS = frozenset({b"else", b"do", b"try"})
 # Between a function's `)` and its body.
 TRAILING_QUALIFIERS = frozenset({b"const", b"volatile", b"override", b"final", b"noexcept",
                                   b"mutable"})
-_LINKAGE = re.compile(rb"\bextern[ \t\r\n]*\"[^\"\n]*\"\Z")
+_LINKAGE = regexes.compile(rb"\bextern[ \t\r\n]*\"[^\"\n]*\"\Z")
 # `enum {`, `enum class E : int {`: the head back to the last `;`, `{` or `}` names enum.
-_ENUM = re.compile(rb"\benum\b")
+_ENUM = regexes.compile(rb"\benum\b")
 # `name(...) {` is a function body or a control statement, unless `name(...)` is an attribute
 # or a type computation that may sit in a class head (`struct __align__(16) {`).
 _NOT_A_CALLEE = frozenset({b"__align__", b"__attribute__", b"alignas", b"__declspec", b"decltype",

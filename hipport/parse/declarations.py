@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from hipport import regexes
 from hipport.parse import IS_WORD_BYTE, tree
 from hipport.parse.braces import BLOCK, LINKAGE, word_before
 from hipport.parse.lexer import Lexed, Token
@@ -55,10 +56,10 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
 
 
 # `name(` or `name{` after `:` or `,` at file scope: a member in a constructor's initializer list.
-_INITIALIZES = re.compile(rb"\w+\b[ \t\r\n]*[({]")
+_INITIALIZES = regexes.compile(rb"\w+\b[ \t\r\n]*[({]")
 # A name followed by another word, `*`, `&`, `<` or `::` is a type or a qualifier, never the
 # name a declaration declares.
-_TYPE_USE = re.compile(rb"\w+\b[ \t\r\n]*(?:[A-Za-z_*&<]|::)")
+_TYPE_USE = regexes.compile(rb"\w+\b[ \t\r\n]*(?:[A-Za-z_*&<]|::)")
 
 
 def user_declared(data: bytes, tokens: Iterable[Token], parsed=None) -> set[int]:
@@ -150,8 +151,8 @@ def may_be_declarator(lexed: Lexed, start: int) -> bool:
 # Between commas inside parentheses, a name is an argument or a parameter's type, never a
 # declarator, unless the parentheses hold a declaration list: a `for` or an `if`/`switch`
 # with an initializer (`for (int a = 0, name, b = 1; ...)`).
-_WORD = re.compile(rb"\w+")
-_PAREN_OR_STOP = re.compile(rb"[(){};]")
+_WORD = regexes.compile(rb"\w+")
+_PAREN_OR_STOP = regexes.compile(rb"[(){};]")
 _DECLARING_HEADS = frozenset({b"for", b"if", b"switch", b"while"})
 
 
@@ -204,6 +205,6 @@ _WORD_START_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV
 # After a declared name comes `;`, `,`, `=`, `(`, `[`, `{`, `)` (`(*name)`), an attribute or a
 # macro: never `*`, `&`, `<` or `::` (the name is a type, a qualifier or an operand), nor `)`
 # right after a `,` (`f(a, name)`: no declarator list ends so).
-_OPERAND = re.compile(rb"\w+\b[ \t\r\n]*(?:[*&<]|::)")
-_LAST_ARGUMENT = re.compile(rb"\w+\b[ \t\r\n]*\)")
+_OPERAND = regexes.compile(rb"\w+\b[ \t\r\n]*(?:[*&<]|::)")
+_LAST_ARGUMENT = regexes.compile(rb"\w+\b[ \t\r\n]*\)")
 

@@ -19,6 +19,7 @@ import re
 from functools import cached_property
 from typing import Iterable, NamedTuple
 
+from hipport import regexes
 from hipport.patterns import starts_of
 
 try:
@@ -34,9 +35,9 @@ DEVICE_MARKERS = frozenset(
 
 
 _DEVICE_WORDS = frozenset(w.decode() for w in DEVICE_MARKERS)
-_WORD_CHARS = re.compile(rb"\w+")  # ASCII in a bytes pattern
-_BRACE = re.compile(rb"[{}]")
-_SPACES = re.compile(rb"[ \t\r\n\\]*")  # what previous_code and next_code step over, with comments
+_WORD_CHARS = regexes.compile(rb"\w+")  # ASCII in a bytes pattern
+_BRACE = regexes.compile(rb"[{}]")
+_SPACES = regexes.compile(rb"[ \t\r\n\\]*")  # what previous_code and next_code step over, with comments
 _NUMBER = rb"\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z])|[eEpP][+-])*"
 _STRING_PREFIX = rb"(?:u8|[uUL])?"
 
@@ -72,7 +73,7 @@ class MacroDef(NamedTuple):  # a tuple: a header may define thousands (glew.h: 6
     name_start: int
 
 
-_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?")
+_DEFINE = regexes.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?")
 
 
 class Lexed:
@@ -338,7 +339,7 @@ class Lexer:
             # match would make finditer retry from inside the words just skipped.
             rb"|(?P<end>\Z)"
         )
-        return re.compile(skip + rb"(?:" + token + rb")", re.S)
+        return regexes.compile(skip + rb"(?:" + token + rb")", re.S)
 
     def lex(self, data: bytes) -> Lexed:
         if self._prefixes is None:
@@ -428,4 +429,4 @@ def _line_end(data: bytes, start: int) -> int:
 
 
 # Python's `\w` in a bytes pattern is ASCII-only, which is what C identifiers need.
-IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")
+IDENTIFIER = regexes.compile(rb"[A-Za-z_][A-Za-z0-9_]*\Z")

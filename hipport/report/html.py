@@ -12,6 +12,7 @@ from typing import Mapping
 import jinja2
 from markupsafe import Markup, escape
 
+from hipport import regexes
 from hipport.estimate import fmt_hours, headline
 from hipport.findings import EFFORTS, SEVERITIES
 
@@ -20,7 +21,7 @@ EXCERPT_WIDTH = 160  # characters per line shown
 MAX_EXCERPTS = 400  # per report: a huge tree keeps a page a browser opens
 MAX_ROWS_PER_CATEGORY = 200
 MAX_FILE_ROWS = 2000  # a huge tree lists its most eventful files; report.json has them all
-_TICKS = re.compile(r"`([^`\n]+)`")
+_TICKS = regexes.compile(r"`([^`\n]+)`")
 _READ_LIMIT = 4 * 1024 * 1024  # bytes read from one file for excerpts
 
 

@@ -8,14 +8,15 @@ from typing import Mapping
 
 import jinja2
 
+from hipport import regexes
 from hipport.estimate import fmt_hours, headline
 from hipport.findings import SEVERITIES
 
 MAX_FINDINGS = 100  # rows in the findings table; report.json and report.html have them all
 MAX_FILES = 200  # rows in the files table
 MAX_ROWS = 100  # rows in the unsupported-API and kernel tables
-_TEXT_SPECIAL = re.compile(r"[|\\*\[\]<>]")
-_CODE_SPAN = re.compile(r"(`[^`]+`)")
+_TEXT_SPECIAL = regexes.compile(r"[|\\*\[\]<>]")
+_CODE_SPAN = regexes.compile(r"(`[^`]+`)")
 
 
 def _escape_text(text: str) -> str:

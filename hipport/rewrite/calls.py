@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from typing import Callable, NamedTuple
 
+from hipport import regexes
 from hipport.edits import Edit
 
 # Brackets, commas, a launch close, and literals/comments to step over.
-_BALANCE = re.compile(
+_BALANCE = regexes.compile(
     rb">>>|[()\[\]{},;]|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?(?:\*/|\Z)", re.S
 )
 WS = b" \t\r\n\\"
@@ -90,8 +91,8 @@ class Site(NamedTuple):
 
 # HIP 6.2 added the mask-taking warp builtins (64-bit masks, behind HIP_ENABLE_WARP_SYNC_BUILTINS).
 WARP_SYNC_HIP = (6, 2)
-_FULL_MASK = re.compile(rb"(?:0[xX][fF]{8}[uUlL]{0,3}|~0[uUlL]{0,3}|~0x0[uUlL]{0,3})\Z")
-_CAST = re.compile(rb"\(\s*(?:const\s+)?void\s*\*\s*\)|reinterpret_cast\s*<|static_cast\s*<|\(\s*const\s+void\s*\*")
+_FULL_MASK = regexes.compile(rb"(?:0[xX][fF]{8}[uUlL]{0,3}|~0[uUlL]{0,3}|~0x0[uUlL]{0,3})\Z")
+_CAST = regexes.compile(rb"\(\s*(?:const\s+)?void\s*\*\s*\)|reinterpret_cast\s*<|static_cast\s*<|\(\s*const\s+void\s*\*")
 
 
 def _arg(site: Site, i: int) -> bytes | None:

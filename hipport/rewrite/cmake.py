@@ -21,6 +21,7 @@ import functools
 import re
 from typing import NamedTuple
 
+from hipport import regexes
 from hipport.edits import Edit
 from hipport.parse.lexer import _scan
 from hipport.patterns import by_common_start, word_start
@@ -44,11 +45,11 @@ class Command(NamedTuple):
     indent: bytes  # the spaces before the name on its line
 
 
-_BRACKET_OPEN = re.compile(rb"\[(=*)\[")
-_UNQUOTED = re.compile(rb'(?:[^\s()#"\\]|\\.)+')  # CMake: `#` always ends an unquoted argument
+_BRACKET_OPEN = regexes.compile(rb"\[(=*)\[")
+_UNQUOTED = regexes.compile(rb'(?:[^\s()#"\\]|\\.)+')  # CMake: `#` always ends an unquoted argument
 # Between commands only comments and command names matter; a name is a command when `(`
 # follows it (spaces and tabs between).
-_TOP_STEP = re.compile(rb"#|([A-Za-z_][A-Za-z0-9_]*)[ \t]*(\()?")
+_TOP_STEP = regexes.compile(rb"#|([A-Za-z_][A-Za-z0-9_]*)[ \t]*(\()?")
 
 
 def parse(data: bytes) -> tuple[list[Command], list[tuple[int, int]]]:
@@ -99,9 +100,9 @@ def _comment(data: bytes, i: int, comments: list) -> int:
 
 # One step of an argument list after any spaces, told by its first byte: `#`, a parenthesis,
 # a quote, a bracket argument's opening, or an unquoted argument (which may start with `[`).
-_ARG_STEP = re.compile(rb'[ \t\r\n]*([#()"]|\[=*\[|' + _UNQUOTED.pattern + rb")")
-_SPACES = re.compile(rb"[ \t\r\n]*")
-_QUOTED_BODY = re.compile(rb'(?:[^"\\]|\\[\s\S])*')
+_ARG_STEP = regexes.compile(rb'[ \t\r\n]*([#()"]|\[=*\[|' + _UNQUOTED.pattern + rb")")
+_SPACES = regexes.compile(rb"[ \t\r\n]*")
+_QUOTED_BODY = regexes.compile(rb'(?:[^"\\]|\\[\s\S])*')
 
 
 def _arguments(data: bytes, i: int, comments: list) -> tuple[list[Arg], int]:
@@ -163,7 +164,7 @@ def _word_res() -> tuple[re.Pattern[bytes], ...]:
     (CMAKE_CUDA_..., CUDA_...; see hipport.patterns)."""
     rows = _rows()
     names = sorted((n for k in ("variable", "property", "arch") for n in rows.get(k, {})), key=len, reverse=True)
-    return tuple(re.compile(b"(" + word_start(head, after_define=True) + b"(?:" + rest + rb"))(?!\w)")
+    return tuple(regexes.compile(b"(" + word_start(head, after_define=True) + b"(?:" + rest + rb"))(?!\w)")
                  for head, rest in by_common_start(names))
 
 
@@ -175,13 +176,13 @@ def _words(data: bytes) -> list[re.Match[bytes]]:
 @functools.lru_cache(maxsize=None)
 def _text_re() -> re.Pattern[bytes]:
     alts = "|".join(re.escape(n) for n in sorted(_rows().get("text", {}), key=len, reverse=True))
-    return re.compile(alts.encode() if alts else rb"(?!)")
+    return regexes.compile(alts.encode() if alts else rb"(?!)")
 
 
-_GENEX = re.compile(rb"\$<(COMPILE_LANGUAGE|LINK_LANGUAGE|COMPILE_LANG_AND_ID|LINK_LANG_AND_ID):([^>$]*)>")
-_CUDA_TARGET = re.compile(rb"CUDA::(?<![\w:]CUDA::)(\w+)")  # literal-first, as _word_res
-_ARCH_ITEM = re.compile(rb"\d+(?:-real|-virtual)?|native|all|all-major")
-_VERSION = re.compile(rb"(\d+)\.(\d+)(?:\.\d+)*")
+_GENEX = regexes.compile(rb"\$<(COMPILE_LANGUAGE|LINK_LANGUAGE|COMPILE_LANG_AND_ID|LINK_LANG_AND_ID):([^>$]*)>")
+_CUDA_TARGET = regexes.compile(rb"CUDA::(?<![\w:]CUDA::)(\w+)")  # literal-first, as _word_res
+_ARCH_ITEM = regexes.compile(rb"\d+(?:-real|-virtual)?|native|all|all-major")
+_VERSION = regexes.compile(rb"(\d+)\.(\d+)(?:\.\d+)*")
 _SOURCE_COMMANDS = frozenset({
     "add_library", "add_executable", "target_sources", "set", "list", "cuda_add_library",
     "cuda_add_executable", "pybind11_add_module", "python_add_library", "nanobind_add_module",

@@ -7,13 +7,14 @@ from __future__ import annotations
 import functools
 import re
 
+from hipport import regexes
 from hipport.edits import Edit
 from hipport.parse.lexer import logical_end
 from hipport.rewrite.shell import Rewritten, Spans, command_edits, rocm_release, table, word_edits
 
 # One instruction: its keyword and where its arguments start; continued lines end in `\`.
-_INSTRUCTION = re.compile(rb"[ \t]*([A-Za-z]+)[ \t]+")
-_FROM = re.compile(rb"((?:--[\w-]+=\S+[ \t]+)*)([\w./:-]+?)(?::([\w.-]+))?(?:@\S+)?(?=[ \t]|\r?$)", re.M)
+_INSTRUCTION = regexes.compile(rb"[ \t]*([A-Za-z]+)[ \t]+")
+_FROM = regexes.compile(rb"((?:--[\w-]+=\S+[ \t]+)*)([\w./:-]+?)(?::([\w.-]+))?(?:@\S+)?(?=[ \t]|\r?$)", re.M)
 
 
 @functools.lru_cache(maxsize=None)
@@ -61,7 +62,7 @@ def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tu
     return out
 
 
-_ARG_IMAGE = re.compile(rb"\w+=([\w./-]+):([\w.-]+)(?=\s|$)")
+_ARG_IMAGE = regexes.compile(rb"\w+=([\w./-]+):([\w.-]+)(?=\s|$)")
 
 
 def _arg_image(data: bytes, start: int, end: int, target: tuple[int, int]) -> Rewritten:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import re
 
+from hipport import regexes
 from hipport.edits import Edit
 from hipport.mappings import Mappings
 from hipport.parse.lexer import Directive, Lexed
 
 RUNTIME_HEADER = "hip/hip_runtime.h"
-_GUARD_DEFINE = re.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
-_GUARD_IFNDEF = re.compile(rb"[ \t]*#[ \t]*ifndef[ \t]+(\w+)")
-_PRAGMA_ONCE = re.compile(rb"[ \t]*#[ \t]*pragma[ \t]+once\b")
+_GUARD_DEFINE = regexes.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
+_GUARD_IFNDEF = regexes.compile(rb"[ \t]*#[ \t]*ifndef[ \t]+(\w+)")
+_PRAGMA_ONCE = regexes.compile(rb"[ \t]*#[ \t]*pragma[ \t]+once\b")
 
 
 def _line_span(data: bytes, d: Directive) -> tuple[int, int]:

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from typing import Callable, NamedTuple
 
+from hipport import regexes
 from hipport.edits import Edit
 from hipport.mappings import Mappings
 from hipport.parse.declarations import might_declare, user_declared
@@ -13,11 +14,11 @@ from hipport.parse.lexer import Lexed
 from hipport.rewrite.calls import NAMESPACE_ONLY, TRANSFORMS, Site, parse_call
 
 # What a leftover CUDA API name looks like: reported as `unmapped` so nothing stays CUDA silently.
-CUDA_LOOKING = re.compile(
+CUDA_LOOKING = regexes.compile(
     rb"(?:cuda[A-Z_]|cu[A-Z]|CU_|CUDA_|CUDART_|cublas|CUBLAS_|curand|CURAND_|cufft|CUFFT_|"
     rb"cusparse|CUSPARSE_|cusolver|CUSOLVER_|cudnn|CUDNN_|nccl|NCCL_|nvrtc|NVRTC_|nvtx|NVTX_)"
 )
-_TRAILING_WORD = re.compile(rb"(\w+)\s*\Z")
+_TRAILING_WORD = regexes.compile(rb"(\w+)\s*\Z")
 _LOOKBEHIND = 96  # bytes of context enough to see `obj.`, `a->`, `ns ::`, `##`
 
 
@@ -173,7 +174,7 @@ def _qualified(lexed: Lexed, start: int, word: str, mappings: Mappings) -> tuple
     return None, None
 
 
-_NEXT_WORD = re.compile(rb"[ \t]*::[ \t]*([A-Za-z_]\w*)")
+_NEXT_WORD = regexes.compile(rb"[ \t]*::[ \t]*([A-Za-z_]\w*)")
 class _Qualified(NamedTuple):
     prefixes: frozenset[str]  # `thrust`, `thrust::cuda`, ...: proper prefixes of the rows
     last_words: frozenset[str]  # `par`, ...: their last words (names the code may qualify)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
+from hipport import regexes
 from hipport.edits import Edit
 from hipport.rewrite.shell import Rewritten, Spans, rocm_release, table
 
@@ -27,7 +28,7 @@ def _index_re() -> re.Pattern[bytes]:
     # Longest prefix first, so the nightly index is not read as the stable one.
     prefixes = sorted((r["cuda"] for r in _rows()["index"]), key=len, reverse=True)
     alts = "|".join(re.escape(p) for p in prefixes)
-    return re.compile(rf"({alts})(\d+)(?![\w.])".encode())
+    return regexes.compile(rf"({alts})(\d+)(?![\w.])".encode())
 
 
 def index_edits(data: bytes, comments: Spans, target: tuple[int, int], start: int = 0,
@@ -49,7 +50,7 @@ def index_edits(data: bytes, comments: Spans, target: tuple[int, int], start: in
 
 
 # A requirement pinned to a CUDA build: name, then a specifier whose version has +cuXYZ.
-_LOCAL = re.compile(rb"(?m)(?:^|(?<=\A\xef\xbb\xbf))[ \t]*([A-Za-z0-9][\w.-]*)(?:\[[^\]\n]*\])?[ \t]*(?:===?|~=|!=|<=|>=|<|>)[ \t]*[\w.*!]+(\+cu\d+)(?![\w.])")
+_LOCAL = regexes.compile(rb"(?m)(?:^|(?<=\A\xef\xbb\xbf))[ \t]*([A-Za-z0-9][\w.-]*)(?:\[[^\]\n]*\])?[ \t]*(?:===?|~=|!=|<=|>=|<|>)[ \t]*[\w.*!]+(\+cu\d+)(?![\w.])")
 
 
 def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:

@@ -22,13 +22,14 @@ import posixpath
 import re
 from typing import Iterator, NamedTuple
 
+from hipport import regexes
 from hipport.edits import Edit, apply_edits
 from hipport.rewrite.shell import (Rewritten, Spans, arch_list, flag_edits, flag_rules, libraries,
                                    link_edits, value_ok)
 
 _ARCH_WHY = "PyTorch's ROCm build passes --offload-arch from PYTORCH_ROCM_ARCH"
-_SIMPLE = re.compile(r"([rRuU]?)('|\")([^'\"\\\n]*)\2\Z")
-_NV_ARCH_LIST = re.compile(r"(?:\s*\d+\.\d+(?:\s*\+\s*PTX)?\s*[;, ]?)+\Z")
+_SIMPLE = regexes.compile(r"([rRuU]?)('|\")([^'\"\\\n]*)\2\Z")
+_NV_ARCH_LIST = regexes.compile(r"(?:\s*\d+\.\d+(?:\s*\+\s*PTX)?\s*[;, ]?)+\Z")
 _FLAG_KEYWORDS = frozenset({"extra_cuda_cflags"})
 _COMPILE_ARGS = "extra_compile_args"
 _LINK_KEYWORDS = frozenset({"extra_link_args", "extra_ldflags"})

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
+from hipport import regexes
 from hipport.edits import Edit
 from hipport.errors import MappingError
 
@@ -156,7 +157,7 @@ class FlagRule(NamedTuple):
 
 # Values of NVIDIA architecture options: sm_80, compute_80,sm_80, native, all, the -gencode
 # pair arch=compute_80,code=sm_80 (code may be quoted or bracketed), or a variable.
-NVARCH = re.compile(
+NVARCH = regexes.compile(
     r"(?:(?:sm|compute|lto)_(?:\w+|\$[({]\w+[)}])(?:,(?:sm|compute|lto)_\w+)*|native|all|all-major"
     r"|arch=(?:compute|sm)_\w+(?:,code=(?:\\?\"[\w,]+\\?\"|'[\w,]+'|\[[\w,]+\]|[\w,]+))?"
     r"|\$[({][\w.]+[)}]|\$\w+)\Z"
@@ -220,8 +221,8 @@ def apply_rule(rule: FlagRule, value: str | None) -> list[str] | None:
 # A flag starts a word in build text (shell, make, CMake arguments, quoted strings); its value
 # runs to the end of the word.
 _VALUE = r"""(?:\\"|\$\([\w.]+\)|\$\{[\w.]+\}|[^\s"';()<>`|&])"""
-_FLAG_WORD = re.compile((r"(?<![^\s\"'(;:>=,\[`])(-{1,2}[A-Za-z][\w.+-]*)(?:=(" + _VALUE + r"*))?").encode())
-_NEXT_WORD = re.compile(rb"(?:[ \t]+|[ \t]*\\\r?\n[ \t]*|;)(" + _VALUE.encode() + rb"+)")
+_FLAG_WORD = regexes.compile((r"(?<![^\s\"'(;:>=,\[`])(-{1,2}[A-Za-z][\w.+-]*)(?:=(" + _VALUE + r"*))?").encode())
+_NEXT_WORD = regexes.compile(rb"(?:[ \t]+|[ \t]*\\\r?\n[ \t]*|;)(" + _VALUE.encode() + rb"+)")
 _HSPACE = b" \t"
 
 
@@ -374,9 +375,9 @@ def _deletion(data: bytes, s: int, e: int, last: int) -> tuple[int, int]:
 # words of command lines
 
 
-_LIB_FLAG = re.compile(rb"(?<![\w-])-l(\w+)(?![\w.+-])")
-_PATH = re.compile(rb"/usr/local/cuda(?:-\d+(?:\.\d+)*)?(/lib64)?(?![\w.-])")
-_VAR_LIB64 = re.compile(rb"\$[({]?(?:CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)[)}]?/(lib64)(?![\w.-])")
+_LIB_FLAG = regexes.compile(rb"(?<![\w-])-l(\w+)(?![\w.+-])")
+_PATH = regexes.compile(rb"/usr/local/cuda(?:-\d+(?:\.\d+)*)?(/lib64)?(?![\w.-])")
+_VAR_LIB64 = regexes.compile(rb"\$[({]?(?:CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR)[)}]?/(lib64)(?![\w.-])")
 
 
 @functools.lru_cache(maxsize=None)
@@ -387,7 +388,7 @@ def tools() -> dict[str, dict[str, str]]:
 def _word_re(names: Iterable[str]) -> re.Pattern[bytes]:
     alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     # A word of its own, or a define on a command line (-DCMAKE_CUDA_ARCHITECTURES=80).
-    return re.compile(rf"(?:(?<=-D)|(?<![\w./-]))(?:{alts})(?![\w-])".encode())
+    return regexes.compile(rf"(?:(?<=-D)|(?<![\w./-]))(?:{alts})(?![\w-])".encode())
 
 
 @functools.lru_cache(maxsize=None)
@@ -395,7 +396,7 @@ def _tool_re() -> re.Pattern[bytes]:
     names = [n for n, r in tools().items() if r["kind"] in ("tool", "smi", "note")]
     alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     # A tool is a word of its own or the last part of a path (/usr/local/cuda/bin/nvcc).
-    return re.compile(rf"(?<![\w.-])(?:[\w.$(){{}}/-]*/)?({alts})(?![\w.-])".encode())
+    return regexes.compile(rf"(?<![\w.-])(?:[\w.$(){{}}/-]*/)?({alts})(?![\w.-])".encode())
 
 
 @functools.lru_cache(maxsize=None)
@@ -404,7 +405,7 @@ def _env_re() -> re.Pattern[bytes]:
 
 
 # An architecture list as a value: 7.0;8.0+PTX, "8.0 8.6", sm_80, 70-real, "70;80".
-_ARCH_VALUE = re.compile(
+_ARCH_VALUE = regexes.compile(
     rb"(?P<q>[\"']?)(?P<v>(?:(?:\d+(?:\.\d+)?(?:\+PTX)?|\d+-(?:real|virtual)|sm_\d+\w*|compute_\d+\w*|native|all|all-major)"
     rb"(?:[;, ]+|(?=(?P=q))))+)(?P=q)(?=[\s;)\]}]|$)", re.I)
 
@@ -524,8 +525,8 @@ def env_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = No
 
 
 # Between a variable and its value: `=`, make's `:=` `?=` `+=`, or spaces (Dockerfile ENV/ARG).
-_ASSIGN = re.compile(rb"[ \t]*(?:[:?+!]|::)?=[ \t]*|[ \t]+")
-_CU_NAME = re.compile(rb"(?<=[\w*%})\]])\.cu(?![\w.+-])")
+_ASSIGN = regexes.compile(rb"[ \t]*(?:[:?+!]|::)?=[ \t]*|[ \t]+")
+_CU_NAME = regexes.compile(rb"(?<=[\w*%})\]])\.cu(?![\w.+-])")
 
 
 def cu_name_edits(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:
@@ -572,8 +573,8 @@ def shell_comments(data: bytes, start: int = 0, end: int | None = None) -> list[
     return out
 
 
-_PIP_INSTALL = re.compile(rb"\bpip3?\s+install\b((?:[^&;|\n\\]|\\\r?\n|\\.)*)")
-_REQUIREMENT = re.compile(rb"(?<![\w./=-])([A-Za-z0-9][\w.-]*)(?:\[[^\]\s]*\])?(?:[=<>!~]=?[^\s'\"]*)?")
+_PIP_INSTALL = regexes.compile(rb"\bpip3?\s+install\b((?:[^&;|\n\\]|\\\r?\n|\\.)*)")
+_REQUIREMENT = regexes.compile(rb"(?<![\w./=-])([A-Za-z0-9][\w.-]*)(?:\[[^\]\s]*\])?(?:[=<>!~]=?[^\s'\"]*)?")
 
 
 def pip_notes(data: bytes, comments: Spans, start: int = 0, end: int | None = None) -> Rewritten:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import re
 
+from hipport import regexes
 from hipport.edits import Edit
 from hipport.parse import IS_WORD_BYTE
 from hipport.parse.lexer import Lexed
@@ -24,9 +25,9 @@ VARIANTS = ("v1", "v2")
 _TORCH_INCLUDE = (b"torch/", b"ATen/", b"c10/")
 # `at::cuda::` / `c10::cuda::`, found from its literal part (a regex starting with a literal
 # is searched for fast; one starting with `\b(?:at|c10)` is tried at every byte).
-_CUDA_SCOPE = re.compile(rb"::\s*cuda\s*::")
+_CUDA_SCOPE = regexes.compile(rb"::\s*cuda\s*::")
 _SPACE = b" \t\n\r\f\v"  # the regex's \s
-_QUALIFIER = re.compile(rb"(\w+)\s*::\s*\Z")
+_QUALIFIER = regexes.compile(rb"(\w+)\s*::\s*\Z")
 _TORCH_NAMESPACES = frozenset({b"at", b"c10", b"cuda", b"hip", b"torch"})
 
 
@@ -64,7 +65,7 @@ def _names(variant: str) -> tuple[dict[str, str], re.Pattern[bytes] | None]:
     if not names:
         return {}, None
     alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return names, re.compile(rf"(?<![\w])(?:{alts})(?![\w])".encode())
+    return names, regexes.compile(rf"(?<![\w])(?:{alts})(?![\w])".encode())
 
 
 def is_torch_source(lexed: Lexed) -> bool:

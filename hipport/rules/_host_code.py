@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from hipport import regexes
 from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
 from hipport.parse.declarations import EXPRESSION_KEYWORDS
 from hipport.parse import IS_SPACE_BYTE, IS_WORD_BYTE
@@ -27,8 +28,8 @@ _STATEMENT_KEYWORDS = frozenset({b"else", b"do"})  # not `try`: `f() try {` is a
 _NOT_A_NAME = frozenset({b"noexcept", b"throw", b"decltype", b"alignas", b"__attribute__",
                          b"__declspec", b"requires", b"__launch_bounds__", b"sizeof", b"return"})
 # A namespace or class head: the keyword after the last `;`, `{`, `}`, `(` or `)`.
-_SCOPE_WORD = re.compile(rb"\b(?:namespace|class|struct|union)\b")
-_WORD = re.compile(rb"[A-Za-z_]\w*")
+_SCOPE_WORD = regexes.compile(rb"\b(?:namespace|class|struct|union)\b")
+_WORD = regexes.compile(rb"[A-Za-z_]\w*")
 
 
 def all_certainly_host(ctx, offsets) -> bool:
@@ -214,7 +215,7 @@ def _is_call(ctx, at: int, name: bytes) -> bool:
 # too, as C++ does when `a` names a template). Anything else (parentheses, operators, a
 # comment) leaves the call unsure.
 _ARG_BYTES = rb"[\w \t,:*&]"
-_PLAIN_TEMPLATE_ARGS = re.compile(  # possessive: no backtracking on a `<` that never closes
+_PLAIN_TEMPLATE_ARGS = regexes.compile(  # possessive: no backtracking on a `<` that never closes
     rb"<(?:" + _ARG_BYTES + rb"++|<(?:" + _ARG_BYTES + rb"++|<" + _ARG_BYTES + rb"*+>)*+>)*+>")
 
 
@@ -236,7 +237,7 @@ def statement_start(ctx, offset: int) -> int:
             return min(ctx.lexed.next_code(at + 1), offset)
 
 
-_STATEMENT_END = re.compile(rb"[;{}]")
+_STATEMENT_END = regexes.compile(rb"[;{}]")
 
 
 def statement_end(ctx, offset: int) -> int:

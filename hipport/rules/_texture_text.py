@@ -16,6 +16,7 @@ import bisect
 import re
 from typing import NamedTuple
 
+from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
 from hipport.parse.braces import word_before
 from hipport.rewrite.calls import parse_call, split_top_level
@@ -67,10 +68,10 @@ _NOT_NAMES = frozenset(
     b"static extern inline auto register mutable constexpr unsigned signed long short int char "
     b"float double void bool return sizeof new delete operator template typename class struct "
     b"union enum typedef alignas decltype noexcept".split())
-_NAME = re.compile(rb"[A-Za-z_]\w*")
-_OPERAND = re.compile(rb"[A-Za-z_]\w*(?:\s*(?:\.|->)\s*[A-Za-z_]\w*|\s*\[[^\[\]();{}]*\])*\Z")
-_TEMPLATE_ARGS = re.compile(rb"<[\w\s:,*&<>]*?>")
-_INITIALIZER_STOPS = re.compile(rb"[()\[\]{},;<\"'/#]")
+_NAME = regexes.compile(rb"[A-Za-z_]\w*")
+_OPERAND = regexes.compile(rb"[A-Za-z_]\w*(?:\s*(?:\.|->)\s*[A-Za-z_]\w*|\s*\[[^\[\]();{}]*\])*\Z")
+_TEMPLATE_ARGS = regexes.compile(rb"<[\w\s:,*&<>]*?>")
+_INITIALIZER_STOPS = regexes.compile(rb"[()\[\]{},;<\"'/#]")
 
 
 def read(ctx, finder, fetches, creations, objects) -> Sites | None:

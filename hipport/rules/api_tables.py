@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Iterator
 
+from hipport import regexes
 from hipport.mappings import Entry, Mappings, parse_version
 from hipport.parse.declarations import may_be_declarator, might_declare
 from hipport.parse.lexer import Lexed
@@ -129,7 +130,7 @@ def directives_of(ctx) -> "Directives":
     return sx.memo(ctx, "api_tables.directives", lambda c: Directives(c.lexed))
 
 
-HIP_AWARE = re.compile(rb"\b(?:__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__"
+HIP_AWARE = regexes.compile(rb"\b(?:__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__"
                        rb"|__HIP_DEVICE_COMPILE__|USE_ROCM|HIP_VERSION|TORCH_HIP_VERSION"
                        rb"|ROCM_VERSION)\b")
 
@@ -486,9 +487,9 @@ def deprecated_or_removed_api(ctx):
 # ---------------------------------------------------------------------------------------------
 # how a macro is used (shared by arch-macro, version-macro and pytorch-extension)
 
-_DEFINED_BEFORE = re.compile(rb"\bdefined\s*\(?\s*\Z")
-_OP_BEFORE = re.compile(rb"(?:[=!<>]=|[<>+*/%-])\s*\Z")
-_OP_AFTER = re.compile(rb"\s*(?:[=!<>]=|[<>+*/%-])")
+_DEFINED_BEFORE = regexes.compile(rb"\bdefined\s*\(?\s*\Z")
+_OP_BEFORE = regexes.compile(rb"(?:[=!<>]=|[<>+*/%-])\s*\Z")
+_OP_AFTER = regexes.compile(rb"\s*(?:[=!<>]=|[<>+*/%-])")
 _CONDITIONAL = frozenset({b"if", b"elif"})
 _DEFINED_TESTS = frozenset({b"ifdef", b"ifndef", b"elifdef", b"elifndef"})
 

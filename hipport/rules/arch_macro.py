@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from hipport import regexes
 from hipport.patterns import leftmost_matches
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -37,16 +38,16 @@ CAPABILITY_NAMES = {
 # Device-property objects: declared with one of these types, or returned by these calls.
 _PROP_TYPES = (b"cudaDeviceProp", b"hipDeviceProp_t", b"CUdevprop")
 # One pattern per type, each opening with it (see patterns.leftmost_matches).
-_PROP_DECLS = tuple(re.compile(re.escape(t) + rb"\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]")
+_PROP_DECLS = tuple(regexes.compile(re.escape(t) + rb"\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]")
                     for t in _PROP_TYPES)
-_PROP_AUTO = re.compile(
+_PROP_AUTO = regexes.compile(
     rb"\bauto\s*[*&]*\s*([A-Za-z_]\w*)\s*=\s*[\w:]*get(?:Current)?DeviceProperties\s*\(")
-_PROP_CALL_MEMBER = re.compile(
+_PROP_CALL_MEMBER = regexes.compile(
     sx.word_start(b"get") + rb"(?:Current)?DeviceProperties\s*\([^()]*\)\s*->\s*(major|minor)\b")
 _MEMBER_TAIL = rb"\s*(?:\[[^\]\n]*\])?\s*(?:\.|->)\s*"
-_OBJECT_BEFORE = re.compile(rb"[A-Za-z_]\w*" + _MEMBER_TAIL + rb"\Z")
-_CMP_AFTER = re.compile(rb"\s*(?:[=!<>]=|>(?!>)|<(?!<)|\*\s*10{1,2}\b)")
-_CMP_BEFORE = re.compile(rb"(?:[=!<>]=|(?<![-<>])>|(?<!<)<)\s*\Z")
+_OBJECT_BEFORE = regexes.compile(rb"[A-Za-z_]\w*" + _MEMBER_TAIL + rb"\Z")
+_CMP_AFTER = regexes.compile(rb"\s*(?:[=!<>]=|>(?!>)|<(?!<)|\*\s*10{1,2}\b)")
+_CMP_BEFORE = regexes.compile(rb"(?:[=!<>]=|(?<![-<>])>|(?<!<)<)\s*\Z")
 
 
 @lru_cache(maxsize=8)
@@ -262,7 +263,7 @@ def _before_member(data: bytes, line_start: int, member_start: int) -> bytes:
     return data[line_start : line_start + m.start()] if m else data[line_start:member_start]
 
 
-_COMPILER_MACRO = re.compile(sx.word_start(b"__NVCC__") + rb"\b")
+_COMPILER_MACRO = regexes.compile(sx.word_start(b"__NVCC__") + rb"\b")
 
 
 @rule(code="HP704", name="nvcc-compiler-test", category="arch-macro", severity="info",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -23,14 +24,14 @@ _HEADERS = {
 # Three patterns, each opening with its literal (re searches those fast); their matches never
 # overlap, so together, in order, they are the one alternation's.
 _API = (
-    re.compile(sx.word_start(b"cuda") + rb"\s*::\s*(?:memcpy_async|pipeline_shared_state|pipeline_role|"
+    regexes.compile(sx.word_start(b"cuda") + rb"\s*::\s*(?:memcpy_async|pipeline_shared_state|pipeline_role|"
                rb"pipeline|make_pipeline|barrier|aligned_size_t|pipeline_consumer_wait_prior|"
                rb"pipeline_producer_commit|device\s*::\s*barrier_native_handle|"
                rb"ptx\s*::\s*(?:mbarrier\w*|cp_async(?!_bulk)\w*))\b"),
-    re.compile(sx.word_start(b"__pipeline_") + rb"(?:memcpy_async|commit|wait_prior|arrive_on)\b"),
-    re.compile(sx.word_start(b"__awbarrier_") + rb"\w+"),
+    regexes.compile(sx.word_start(b"__pipeline_") + rb"(?:memcpy_async|commit|wait_prior|arrive_on)\b"),
+    regexes.compile(sx.word_start(b"__awbarrier_") + rb"\w+"),
 )
-_TMA = re.compile(
+_TMA = regexes.compile(
     rb"\bcuTensorMap\w+|\bCUtensorMap\w*|\bcudaTensorMap\w*|\bcp_async_bulk\w*|\bmemcpy_async_tx\b|"
     rb"\bbarrier_arrive_tx\b|\bfence_proxy_async\w*|\bcp_reduce_async_bulk\w*|"
     rb"\bptx\s*::\s*tensormap\w*")

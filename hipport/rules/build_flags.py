@@ -19,6 +19,7 @@ import re
 import warnings
 from typing import Iterator, NamedTuple
 
+from hipport import regexes
 from hipport.patterns import leftmost_matches, word_start
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -29,9 +30,9 @@ BUILD_KINDS = ("cmake", "make", "setup.py", "pyproject", "docker")
 # scanners
 
 
-_CMAKE_SPECIAL = re.compile(rb'["#[]')  # the only bytes where the CMake scanner has work
-_CMAKE_QUOTED_BODY = re.compile(rb'(?:\\.|[^"\\])*', re.S)  # up to the closing quote
-_BRACKET_OPEN = re.compile(rb"\[(=*)\[")
+_CMAKE_SPECIAL = regexes.compile(rb'["#[]')  # the only bytes where the CMake scanner has work
+_CMAKE_QUOTED_BODY = regexes.compile(rb'(?:\\.|[^"\\])*', re.S)  # up to the closing quote
+_BRACKET_OPEN = regexes.compile(rb"\[(=*)\[")
 
 
 def _cmake_comments(data: bytes) -> list[tuple[int, int]]:
@@ -165,7 +166,7 @@ def python_strings(data: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
-_NAME_PARTS = re.compile(r"_|(?<=[a-z0-9])(?=[A-Z])")
+_NAME_PARTS = regexes.compile(r"_|(?<=[a-z0-9])(?=[A-Z])")
 
 
 def _rocm_name(name: str) -> bool:
@@ -343,11 +344,11 @@ RDC_FLAGS = (
          "add -fgpu-rdc to the HIP target's compile and link options"),
 )
 
-DEVICE_RUNTIME = re.compile(rb"(?<![\w-])(?:-l|lib)?cudadevrt\b|\bCUDA::cudadevrt\b")
+DEVICE_RUNTIME = regexes.compile(rb"(?<![\w-])(?:-l|lib)?cudadevrt\b|\bCUDA::cudadevrt\b")
 
 
 def _compile(flags: tuple[Flag, ...]) -> list[tuple[re.Pattern[bytes], Flag]]:
-    return [(re.compile(f.regex), f) for f in flags]
+    return [(regexes.compile(f.regex), f) for f in flags]
 
 
 _ARCH, _NVCC, _RDC = _compile(ARCH_FLAGS), _compile(NVCC_ONLY_FLAGS), _compile(RDC_FLAGS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from hipport import regexes
 from hipport.parse import IS_SPACE_BYTE
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -38,18 +39,18 @@ CLUSTER = {"this_cluster", "cluster_group", "__cluster_dims__", "cudaLaunchAttri
            "cudaFuncAttributeRequiredClusterWidth", "cudaFuncAttributeNonPortableClusterSizeAllowed",
            "cudaOccupancyMaxActiveClusters", "cudaOccupancyMaxPotentialClusterSize",
            "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION"}
-COOPERATIVE_LAUNCH = re.compile(
+COOPERATIVE_LAUNCH = regexes.compile(
     rb"\b(?:cudaLaunchCooperativeKernel(?:MultiDevice)?|cudaLaunchAttributeCooperative|"
     rb"cuLaunchCooperativeKernel(?:MultiDevice)?|CU_LAUNCH_ATTRIBUTE_COOPERATIVE|"
     rb"hipLaunchCooperativeKernel(?:MultiDevice)?|hipModuleLaunchCooperativeKernel\w*|"
     rb"hipLaunchAttributeCooperative)\b")
 
-_ALIAS = re.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*;")
-_USING = re.compile(sx.word_start(b"using") + rb"\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
+_ALIAS = regexes.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*;")
+_USING = regexes.compile(sx.word_start(b"using") + rb"\s+namespace\s+(?:::\s*)?cooperative_groups\s*;")
 # `.meta_group_rank(` / `->meta_group_size (`: the name first (re searches a leading literal
 # fast), the `.` or `->` before it checked by _member_calls.
-_MEMBER = re.compile(rb"(meta_group_(?:rank|size))\s*\(")
-_CG_USED = re.compile(rb"cooperative_groups")
+_MEMBER = regexes.compile(rb"(meta_group_(?:rank|size))\s*\(")
+_CG_USED = regexes.compile(rb"cooperative_groups")
 _SYNC = frozenset({"sync"})
 _SYNC_WORDS = sx.words_finder(_SYNC)
 _THIS_GRID = frozenset({"this_grid", "this_multi_grid"})
@@ -234,7 +235,7 @@ def thread_block_cluster(ctx):
                   "cluster shared memory.")
 
 
-_GRID_TYPE = re.compile(r"\b(?:multi_)?grid_group\b")
+_GRID_TYPE = regexes.compile(r"\b(?:multi_)?grid_group\b")
 
 
 def _grid_vars(ctx) -> set[str]:

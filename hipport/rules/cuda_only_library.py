@@ -13,6 +13,7 @@ import bisect
 import re
 from functools import lru_cache
 
+from hipport import regexes
 from hipport.parse.lexer import Substrings
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -84,7 +85,7 @@ def _library_for_include(raw_path: bytes) -> Library | None:
     return _library_for_header(raw_path.decode("utf-8", "replace"))
 
 
-_LEADING_LITERAL = re.compile(r"\\b(\w+)")
+_LEADING_LITERAL = regexes.compile(r"\\b(\w+)")
 
 
 def _literal_prefixes(api: str) -> tuple[bytes, ...]:
@@ -140,7 +141,7 @@ def _literal_first(api: str) -> tuple[re.Pattern[bytes], ...]:
     out = []
     for alternative, word in _alternatives(api):
         rest = alternative[len(r"\b") + len(word):]
-        out.append(re.compile(sx.word_start(word.encode()) + rest.encode()))
+        out.append(regexes.compile(sx.word_start(word.encode()) + rest.encode()))
     return tuple(out)
 
 
@@ -235,7 +236,7 @@ def cuda_only_library_api(ctx):
 
 def _link_pattern() -> re.Pattern[bytes]:
     names = "|".join(link for lib in LIBRARIES for link in lib.links)
-    return re.compile(
+    return regexes.compile(
         (r"(?<![\w.$(-])(?:-l|lib)?(?P<name>" + names + r")(?![\w-])"
          r"|\bCUDA::(?P<target>\w+)"
          r"|\b(?i:find_package)\s*\(\s*(?P<package>\w+)").encode())
@@ -260,7 +261,7 @@ def _link_parts() -> tuple[re.Pattern[bytes], ...]:
     parts += [r"CUDA::(?<!\wCUDA::)(?P<target>\w+)", r"[fF](?<!\w[fF])(?i:ind_package)\s*\(\s*(?P<package>\w+)"]
     if any(not re.match(r"[a-z]{2}", head) for head in by_head):
         raise ValueError("link names must open with two letters")
-    return tuple(re.compile(part.encode()) for part in parts)
+    return tuple(regexes.compile(part.encode()) for part in parts)
 
 
 _LINK_PARTS = _link_parts()
@@ -358,9 +359,9 @@ PYTHON_PACKAGES: tuple[PythonPackage, ...] = (
                   "remove it: on ROCm the libraries come from the ROCm install or the ROCm "
                   "PyTorch wheels"),
 )
-_REQ_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_CUDA_TORCH = re.compile(r"\b(?:torch|torchvision|torchaudio)\s*==\s*[\w.]+\+cu\d+")
-_CUDA_INDEX = re.compile(r"download\.pytorch\.org/whl/(?:nightly/)?cu\d+")
+_REQ_NAME = regexes.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_CUDA_TORCH = regexes.compile(r"\b(?:torch|torchvision|torchaudio)\s*==\s*[\w.]+\+cu\d+")
+_CUDA_INDEX = regexes.compile(r"download\.pytorch\.org/whl/(?:nightly/)?cu\d+")
 
 
 def python_package(name: str) -> PythonPackage | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules._host_code import MAX_CALLERS_DEPTH, all_certainly_host, may_name_device
@@ -74,7 +75,7 @@ _ALL = LAUNCH_APIS | RUNTIME_APIS
 _ALL_WORDS = sx.words_finder(_ALL)
 _LAUNCH_WORDS = sx.words_finder(LAUNCH_APIS)
 _RUNTIME_WORDS = sx.words_finder(RUNTIME_APIS)
-_WORD = re.compile(rb"[A-Za-z_]\w*")
+_WORD = regexes.compile(rb"[A-Za-z_]\w*")
 
 
 def _macros_expanding_to(ctx) -> dict[str, str]:

@@ -10,15 +10,16 @@ import bisect
 import functools
 import re
 
+from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
-_ASM = re.compile(rb"\b(?:__asm__|__asm|asm)\b")
-_QUALIFIER = re.compile(rb"(?:volatile|__volatile__|__volatile|inline|__inline__|goto)\b")
-_SPACE = re.compile(rb"(?:\s|\\\r?\n)+")
+_ASM = regexes.compile(rb"\b(?:__asm__|__asm|asm)\b")
+_QUALIFIER = regexes.compile(rb"(?:volatile|__volatile__|__volatile|inline|__inline__|goto)\b")
+_SPACE = regexes.compile(rb"(?:\s|\\\r?\n)+")
 # Bytes that are neither punctuation _asm_statement looks at, nor space, a line continuation
 # or the start of a comment.
-_PLAIN = re.compile(rb"[^():;/\\\s]+")
+_PLAIN = regexes.compile(rb"[^():;/\\\s]+")
 
 # PTX opcodes (the part before the first '.'); written with at least one `.suffix` in PTX.
 PTX_OPCODES = frozenset("""
@@ -31,12 +32,12 @@ setp shf shfl shl shr sin slct sqrt st stackrestore stacksave stmatrix sub subc 
 sust szext tanh tcgen05 tensormap testp tex tld4 txq vabsdiff vadd vmad vote wgmma wmma xor
 """.split())
 _BARE_PTX = frozenset({"trap", "brkpt", "exit"})  # PTX instructions without a suffix
-SPECIAL_REGISTERS = re.compile(
+SPECIAL_REGISTERS = regexes.compile(
     r"%(laneid|warpid|nwarpid|smid|nsmid|gridid|clock64|clock_hi|clock|globaltimer_lo|"
     r"globaltimer_hi|globaltimer|lanemask_eq|lanemask_le|lanemask_lt|lanemask_ge|lanemask_gt|"
     r"tid|ntid|ctaid|nctaid|dynamic_smem_size|total_smem_size|aggr_smem_size|cluster_ctarank|"
     r"clusterid|nclusterid|cluster_ctaid|cluster_nctaid|is_explicit_cluster|pm[0-7]|envreg\d+)\b")
-_INSTRUCTION = re.compile(r"([a-z][a-z0-9_]*)((?:\.[a-z0-9_:]+)*)")
+_INSTRUCTION = regexes.compile(r"([a-z][a-z0-9_]*)((?:\.[a-z0-9_:]+)*)")
 
 TENSOR_CORE = ("mma", "wmma", "ldmatrix", "stmatrix", "movmatrix", "wgmma", "tcgen05")
 ASYNC_COPY = ("cp.async", "cp.reduce.async", "mbarrier", "tensormap", "st.async", "red.async")
@@ -111,7 +112,7 @@ SUGGESTIONS: list[tuple[str, str]] = [
 ]
 
 
-_ESCAPE = re.compile(r"\\(.)", re.S)
+_ESCAPE = regexes.compile(r"\\(.)", re.S)
 _ESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
 
 
@@ -204,9 +205,9 @@ def _asm_statement(ctx, keyword_end: int):
     return "".join(pieces), end
 
 
-_STATEMENT_END = re.compile(r"[;\n]")
-_LABEL = re.compile(r"^[A-Za-z_$][\w$]*:\s*")  # a label
-_GUARD = re.compile(r"^@!?%?[\w$]+\s+")  # a predicate guard
+_STATEMENT_END = regexes.compile(r"[;\n]")
+_LABEL = regexes.compile(r"^[A-Za-z_$][\w$]*:\s*")  # a label
+_GUARD = regexes.compile(r"^@!?%?[\w$]+\s+")  # a predicate guard
 
 
 def ptx_instructions(template: str) -> list[str]:
@@ -316,9 +317,9 @@ def inline_ptx_asm(ctx):
 
 
 _PTX_HEADER = {b"cuda/ptx"}
-_PTX_ALIAS = re.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?cuda\s*::\s*ptx\s*;")
+_PTX_ALIAS = regexes.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?cuda\s*::\s*ptx\s*;")
 # cuda::ptx wrappers for async copies and TMA are async-copy findings (HP852/HP853).
-_ASYNC_WRAPPERS = re.compile(r"(?:mbarrier|cp_async|cp_reduce_async|fence_proxy_async|tensormap)")
+_ASYNC_WRAPPERS = regexes.compile(r"(?:mbarrier|cp_async|cp_reduce_async|fence_proxy_async|tensormap)")
 
 
 def _wrapper_hint(name: str) -> str:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
+from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
-_TOKEN = re.compile(sx.word_start(b"__launch_bounds__") + rb"\b")
-_SPACE = re.compile(rb"(?:\s|\\\r?\n)*")
+_TOKEN = regexes.compile(sx.word_start(b"__launch_bounds__") + rb"\b")
+_SPACE = regexes.compile(rb"(?:\s|\\\r?\n)*")
 
 
 def launch_bounds(ctx) -> list[tuple[int, int, list[bytes]]]:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import re
 from functools import lru_cache
 
+from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import table_name_uses
@@ -286,10 +287,10 @@ FAMILIES += (
 @lru_cache(maxsize=1)
 def name_pattern() -> re.Pattern[str]:
     """One pattern matching every name some family reports."""
-    return re.compile("|".join(f"(?:{p.regex})" for f in FAMILIES for p in f.patterns))
+    return regexes.compile("|".join(f"(?:{p.regex})" for f in FAMILIES for p in f.patterns))
 
 
-_COMPILED = tuple(tuple((re.compile(p.regex), p) for p in f.patterns) for f in FAMILIES)
+_COMPILED = tuple(tuple((regexes.compile(p.regex), p) for p in f.patterns) for f in FAMILIES)
 
 
 @lru_cache(maxsize=None)  # names come from the mapping tables, so the cache stays bounded

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -16,13 +17,13 @@ _FIX = ("Port to rocWMMA (`#include <rocwmma/rocwmma.hpp>`): rocwmma::fragment, 
         "rocWMMA is installed. Alternatives: hipBLASLt/rocBLAS for plain GEMMs, or the MFMA "
         "compiler builtins.")
 _WMMA_HEADERS = {b"mma.h", b"crt/mma.h"}
-_NVCUDA = re.compile(sx.word_start(b"nvcuda") + rb"\b(?:\s*::\s*wmma\b)?(?:\s*::\s*\w+)?")
-_ALIAS = re.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?nvcuda\s*::\s*wmma\b")
-_BARE = re.compile(rb"\b(?:fragment|load_matrix_sync|store_matrix_sync|mma_sync|fill_fragment|"
+_NVCUDA = regexes.compile(sx.word_start(b"nvcuda") + rb"\b(?:\s*::\s*wmma\b)?(?:\s*::\s*\w+)?")
+_ALIAS = regexes.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?nvcuda\s*::\s*wmma\b")
+_BARE = regexes.compile(rb"\b(?:fragment|load_matrix_sync|store_matrix_sync|mma_sync|fill_fragment|"
                    rb"bmma_sync)\b")
-_USING_WMMA = re.compile(rb"\busing\s+namespace\s+(?:::\s*)?nvcuda\s*::\s*wmma\b|"
+_USING_WMMA = regexes.compile(rb"\busing\s+namespace\s+(?:::\s*)?nvcuda\s*::\s*wmma\b|"
                          rb"\busing\s+namespace\s+wmma\b")
-_ROCWMMA_ALIAS = re.compile(sx.word_start(b"namespace") + rb"\s+wmma\s*=\s*(?:::\s*)?rocwmma\b")
+_ROCWMMA_ALIAS = regexes.compile(sx.word_start(b"namespace") + rb"\s+wmma\s*=\s*(?:::\s*)?rocwmma\b")
 
 
 @rule(code="HP601", name="wmma-header-include", category="tensor-core", severity="error",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from hipport import regexes
 from hipport.patterns import name_triggers
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -46,7 +47,7 @@ _LEGACY_NAMES = frozenset({"texture", "surface"})
 # Only the whole word, and only where a template argument list may follow (spaces, a line
 # continuation, a comment or a directive in between): prose about textures and longer names
 # (`GL_ARB_texture /* ... */`) are skipped before any tree lookup.
-_LEGACY_WORDS = tuple(re.compile(sx.word_start(word) + rb"(?=[\s\\\x80-\xff]*[<#/])")
+_LEGACY_WORDS = tuple(regexes.compile(sx.word_start(word) + rb"(?=[\s\\\x80-\xff]*[<#/])")
                       for word in (b"texture", b"surface"))
 _REFERENCE_WORDS = sx.words_finder(REFERENCE_TYPES)
 _BIND_WORDS = sx.words_finder(BIND_APIS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from hipport import regexes
 from hipport.patterns import any_case, leftmost_matches, starts_of, whole_word_starts
 from hipport.rewrite.calls import split_top_level
 from hipport.rules import Hit, rule
@@ -16,18 +17,18 @@ from hipport.rules import _syntax as sx
 from hipport.rules._host_code import certainly_host, in_statements, statement_end, statement_start
 
 # Names of variables holding a thread's index (or lane) by convention.
-_THREAD_NAME = re.compile(
+_THREAD_NAME = regexes.compile(
     r"(?:lane(?:_?id|_?idx|_?index)?|l(?:ane)?id|tid[xyz]?|t_?idx|thread_?(?:id|idx|index)(?:_?x)?|"
     r"local_?(?:id|idx|tid)|ltid|gtid|gid|global_?(?:id|idx|tid))\Z", re.I)
 # Names of compile-time block-size constants: BLOCK_SIZE / 32 is "warps per block".
-_BLOCK_NAME = re.compile(r"(?:block|threads|cta|tpb|nthreads|num_threads)", re.I)
-_WARP_NAME = re.compile(r"warp|wavefront|wave_?size|lanes?_per|threads_per_warp", re.I)
-_MASK_NAME = re.compile(r"mask", re.I)
-_LANE_NAME = re.compile(r"lane", re.I)
-_WARP_OR_LANE = re.compile(r"warp|wid|lane", re.I)
+_BLOCK_NAME = regexes.compile(r"(?:block|threads|cta|tpb|nthreads|num_threads)", re.I)
+_WARP_NAME = regexes.compile(r"warp|wavefront|wave_?size|lanes?_per|threads_per_warp", re.I)
+_MASK_NAME = regexes.compile(r"mask", re.I)
+_LANE_NAME = regexes.compile(r"lane", re.I)
+_WARP_OR_LANE = regexes.compile(r"warp|wid|lane", re.I)
 
-_SHFL = re.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?\Z")
-_SHFL_DOWN_OR_XOR = re.compile(r"__shfl_(?:down|xor)(?:_sync)?\Z")
+_SHFL = regexes.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?\Z")
+_SHFL_DOWN_OR_XOR = regexes.compile(r"__shfl_(?:down|xor)(?:_sync)?\Z")
 _BALLOT_LIKE = frozenset({"__ballot", "__ballot_sync", "__activemask", "__match_any_sync",
                           "__match_all_sync", "__match_any", "__match_all"})
 _BIT_32 = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
@@ -146,15 +147,15 @@ _LANE_DIVISORS = {"%": 32, "/": 32, ">>": 5}
 # lane-arithmetic-with-32 skips (and never parses) files without one and still flags the same.
 # Each trigger opens with a literal byte: re scans for that far faster than it tries an
 # alternation of differently-led branches at every byte.
-_SPELLED = {31: re.compile(rb"3[12]|0[xX]0*1[fF]"), 32: re.compile(rb"32|0[xX]0*20")}
+_SPELLED = {31: regexes.compile(rb"3[12]|0[xX]0*1[fF]"), 32: regexes.compile(rb"32|0[xX]0*20")}
 # The numbers as an operand next to the operator: a digit after them makes another number
 # (`/ 32768`, `& 0x1ff`), which no trigger matches.
 _32 = rb"(?:32(?![0-9])|0[xX]0*20(?![0-9A-Fa-f]))"
-_DIVIDE_32 = re.compile(rb"[%/][\s(]*" + _32)
-_AND_31 = re.compile(rb"&[\s(]*(?:3[12](?![0-9])|0[xX]0*1[fF](?![0-9A-Fa-f]))")
-_31_AND = re.compile(rb"(?:31|0[xX]0*1[fF])[uUlL]*[\s)]*&")
-_SHIFT_5 = re.compile(rb">>[\s(\\]*(?:5(?![0-9])|0[xX]0*5(?![0-9A-Fa-f]))")
-LANE_MATH_TRIGGERS = tuple(re.compile(p) for p in (
+_DIVIDE_32 = regexes.compile(rb"[%/][\s(]*" + _32)
+_AND_31 = regexes.compile(rb"&[\s(]*(?:3[12](?![0-9])|0[xX]0*1[fF](?![0-9A-Fa-f]))")
+_31_AND = regexes.compile(rb"(?:31|0[xX]0*1[fF])[uUlL]*[\s)]*&")
+_SHIFT_5 = regexes.compile(rb">>[\s(\\]*(?:5(?![0-9])|0[xX]0*5(?![0-9A-Fa-f]))")
+LANE_MATH_TRIGGERS = tuple(regexes.compile(p) for p in (
     rb"%[\s(]*" + _32, rb"/[\s(]*" + _32, _AND_31.pattern,
     rb"31[uUlL]*[\s)]*&", rb"0[xX]0*1[fF][uUlL]*[\s)]*&", _SHIFT_5.pattern))
 
@@ -248,8 +249,8 @@ def _code_matches(ctx, pattern):
             yield m.start()
 
 
-_SHIFT = re.compile(rb"<<|>>")
-_LANE_BYTES = re.compile(rb"lane", re.I)  # _LANE_NAME's test on bytes (no non-ASCII case forms)
+_SHIFT = regexes.compile(rb"<<|>>")
+_LANE_BYTES = regexes.compile(rb"lane", re.I)  # _LANE_NAME's test on bytes (no non-ASCII case forms)
 
 
 def _may_shift_by_lane(ctx) -> bool:
@@ -284,28 +285,28 @@ def _outside_functions(node) -> bool:
     return True
 
 
-_MACRO_LANE_MATH = re.compile(
+_MACRO_LANE_MATH = regexes.compile(
     rb"(?:threadIdx\s*\.\s*[xyz]|\b(?:lane_?id|laneId|tid|thread_?id)\b)\s*\)?\s*"
     rb"(?:%\s*32\b|&\s*(?:31|0x1[fF])\b|/\s*32\b|>>\s*5\b)"
     rb"|\b(?:blockDim\s*\.\s*[xyz]|\w*(?:BLOCK|THREADS|[Bb]lock|[Tt]hreads)\w*)\s*\)?\s*(?:/\s*32\b|>>\s*5\b)")
 
 
-_LOG_NAME = re.compile(r"log|shift|bits", re.I)
+_LOG_NAME = regexes.compile(r"log|shift|bits", re.I)
 # A name with warp/wave/lane in it, then (past spaces and comments) `=`, `(` or `{`: what every
 # declarator, enumerator or default that warp-size-constant-32 reports looks like.
 # Searched in the lower-cased text (same offsets; a case-blind alternation is tried at every
 # byte, a plain one only where its first letters occur).
-_WARP_DECLARATOR = re.compile(rb"(?:warp|wave|lane)\w*[\s\\]*(?:/\*(?:[^*]|\*(?!/))*\*/[\s\\]*)*[=({]")
+_WARP_DECLARATOR = regexes.compile(rb"(?:warp|wave|lane)\w*[\s\\]*(?:/\*(?:[^*]|\*(?!/))*\*/[\s\\]*)*[=({]")
 # The same, one pattern per word, matched as the alternation (patterns.leftmost_matches): each
 # then opens with a literal.
-_WARP_DECLARATORS = tuple(re.compile(word + _WARP_DECLARATOR.pattern[len(rb"(?:warp|wave|lane)"):])
+_WARP_DECLARATORS = tuple(regexes.compile(word + _WARP_DECLARATOR.pattern[len(rb"(?:warp|wave|lane)"):])
                           for word in (b"warp", b"wave", b"lane"))
-_MASK_OR_LANE = re.compile(r"mask|lane", re.I)
+_MASK_OR_LANE = regexes.compile(r"mask|lane", re.I)
 
 
-_VALUE_END = re.compile(rb"[;,{}()]")
-_NAME_START = re.compile(rb"\w*\Z")
-_WORD = re.compile(rb"\w+")
+_VALUE_END = regexes.compile(rb"[;,{}()]")
+_NAME_START = regexes.compile(rb"\w*\Z")
+_WORD = regexes.compile(rb"\w+")
 
 
 def _initializer_text(data: bytes, start: int) -> bytes:
@@ -346,7 +347,7 @@ def _may_flag_declarator(ctx, m: re.Match) -> bool:
 
 
 # Every name _warp_constant_name accepts holds one of these (lower-cased).
-_WARP_WORDS = re.compile(rb"warp|wave|lane")
+_WARP_WORDS = regexes.compile(rb"warp|wave|lane")
 
 
 def _warp_constant_name(name: str) -> bool:
@@ -677,15 +678,15 @@ def _full32(ctx, node) -> str | None:
     return None
 
 
-_NOT_ZERO_32 = re.compile(r"\s*\(?\s*(?:~\s*0[uU]?|\(\s*unsigned(?:\s+int)?\s*\)\s*-\s*1)\s*\)?\s*(?://.*|/\*.*)?\Z")
+_NOT_ZERO_32 = regexes.compile(r"\s*\(?\s*(?:~\s*0[uU]?|\(\s*unsigned(?:\s+int)?\s*\)\s*-\s*1)\s*\)?\s*(?://.*|/\*.*)?\Z")
 
 
-_CONST = re.compile(rb"\b(?:const|constexpr)\b")
+_CONST = regexes.compile(rb"\b(?:const|constexpr)\b")
 
 
 # Identifiers in ASCII text are made of these bytes (`\` for `\u` escapes).
 _NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$\\")
-_SYNC_END = re.compile(rb"_sync(?![\w$\\])")
+_SYNC_END = regexes.compile(rb"_sync(?![\w$\\])")
 
 
 def _may_call_sync(data: bytes) -> bool:
@@ -708,9 +709,9 @@ def _may_name_mask(data: bytes) -> bool:
     return not data.isascii() or _contains_any(data, b"mask")
 
 
-_SYNC_NAME = re.compile(rb"__\w*_sync\b")
-_IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
-_NUMBER = re.compile(rb"\.?[0-9][0-9A-Za-z_.']*")
+_SYNC_NAME = regexes.compile(rb"__\w*_sync\b")
+_IDENTIFIER = regexes.compile(rb"[A-Za-z_]\w*")
+_NUMBER = regexes.compile(rb"\.?[0-9][0-9A-Za-z_.']*")
 
 
 # After a name, these show it is not the function of a call (not even `(name)(...)`).
@@ -752,7 +753,7 @@ def _may_be_full32(ctx, text: bytes) -> bool:
     return b"~" in text or b"-" in text or any(sx.eval_int(ctx, n) == _FULL32 for n in _NUMBER.findall(text))
 
 
-_INITIALIZED = re.compile(rb"\w*[ \t\r\n]*(=(?!=)|\()")
+_INITIALIZED = regexes.compile(rb"\w*[ \t\r\n]*(=(?!=)|\()")
 
 
 def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
@@ -874,7 +875,7 @@ def full_warp_mask_32_bit(ctx):
 
 
 # Every _BALLOT_LIKE name starts with one of these: a node whose text has none holds no such call.
-_BALLOT_TEXT = re.compile(rb"__(?:ballot|activemask|match_)")
+_BALLOT_TEXT = regexes.compile(rb"__(?:ballot|activemask|match_)")
 
 
 def _ballot_calls(ctx, node) -> list:
