@@ -24,8 +24,10 @@ _THREAD_NAME = regexes.compile(
 _BLOCK_NAME = regexes.compile(r"(?:block|threads|cta|tpb|nthreads|num_threads)", re.I)
 _WARP_NAME = regexes.compile(r"warp|wavefront|wave_?size|lanes?_per|threads_per_warp", re.I)
 _MASK_NAME = regexes.compile(r"mask", re.I)
-_LANE_NAME = regexes.compile(r"lane", re.I)
-_WARP_OR_LANE = regexes.compile(r"warp|wid|lane", re.I)
+# `lane` in a name, but not in `plane` (GL_CLIP_PLANE0, plane_index): a plane is no lane.
+_LANE = r"(?<!p)lane"
+_LANE_NAME = regexes.compile(_LANE, re.I)
+_WARP_OR_LANE = regexes.compile(r"warp|wid|" + _LANE, re.I)
 
 _SHFL = regexes.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?\Z")
 _SHFL_DOWN_OR_XOR = regexes.compile(r"__shfl_(?:down|xor)(?:_sync)?\Z")
@@ -250,7 +252,7 @@ def _code_matches(ctx, pattern):
 
 
 _SHIFT = regexes.compile(rb"<<|>>")
-_LANE_BYTES = regexes.compile(rb"lane", re.I)  # _LANE_NAME's test on bytes (no non-ASCII case forms)
+_LANE_BYTES = regexes.compile(_LANE.encode(), re.I)  # _LANE_NAME's test on bytes (no non-ASCII case forms)
 
 
 def _may_shift_by_lane(ctx) -> bool:
@@ -301,7 +303,7 @@ _WARP_DECLARATOR = regexes.compile(rb"(?:warp|wave|lane)\w*[\s\\]*(?:/\*(?:[^*]|
 # then opens with a literal.
 _WARP_DECLARATORS = tuple(regexes.compile(word + _WARP_DECLARATOR.pattern[len(rb"(?:warp|wave|lane)"):])
                           for word in (b"warp", b"wave", b"lane"))
-_MASK_OR_LANE = regexes.compile(r"mask|lane", re.I)
+_MASK_OR_LANE = regexes.compile(r"mask|" + _LANE, re.I)
 
 
 _VALUE_END = regexes.compile(rb"[;,{}()]")
@@ -726,8 +728,7 @@ def _sync_first_args(ctx) -> list[bytes] | None:
     out = []
     for m in _SYNC_NAME.finditer(data):
         at = m.start()
-        if not _is_sync_call(m.group().decode()) or lexed.in_comment_or_string(at) \
-                or lexed.in_directive(at) or not sx.relevant(ctx, at):
+        if not _is_sync_call(m.group().decode()) or lexed.in_comment_or_string(at) or lexed.in_directive(at):
             continue
         open_at = m.end()
         while data[open_at : open_at + 1] in (b" ", b"\t"):
@@ -735,6 +736,8 @@ def _sync_first_args(ctx) -> list[bytes] | None:
         after = data[open_at : open_at + 1]
         if after in _NOT_CALLEE:
             continue  # a variable or a qualifier that only looks like a sync function
+        if not sx.relevant(ctx, at):  # after the cheap tests: its #if structure costs a pass
+            continue
         if after != b"(":
             return None
         cfg = split_top_level(data, open_at + 1)
