@@ -183,9 +183,7 @@ def _tokens_named(lexed: Lexed, word: str) -> Iterator[Token]:
 
 def scan(lexed: Lexed) -> Scan:
     """Kernels defined or declared in one lexed buffer, and the launches in it."""
-    data = lexed.data
-    if not might_have_kernels(data):
-        return Scan()
+    data = lexed.data  # no might_have_kernels(): each search below is its own pre-check
     last = [0, 1]  # the last offset asked and its line: offsets mostly come in order
 
     def line(offset: int) -> int:
@@ -205,10 +203,9 @@ def scan(lexed: Lexed) -> Scan:
         name = _callee_before(data, p)
         if name is not None and not lexed.in_directive(p):
             launches.append(Launch(name, line(p), "<<<>>>"))
+    api_launches = b"LaunchKernel" in data  # hipLaunchKernelGGL's too
     for pattern, syntax in ((_GGL, "hipLaunchKernelGGL"), (_LAUNCH_API, "launch-api")):
-        if pattern is _GGL and b"hipLaunchKernelGGL" not in data:
-            continue
-        if pattern is _LAUNCH_API and b"LaunchKernel" not in data:
+        if not api_launches or (pattern is _GGL and b"hipLaunchKernelGGL" not in data):
             continue
         for m in pattern.finditer(data):
             if not lexed.in_plain_code(m.start()):

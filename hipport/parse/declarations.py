@@ -10,7 +10,7 @@ from typing import Iterable
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE, tree
 from hipport.parse.braces import BLOCK, LINKAGE, word_before
-from hipport.parse.lexer import Lexed, Token
+from hipport.parse.lexer import Lexed, Substrings, Token
 from hipport.source import UTF8_BOM
 
 _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_specifier", "struct_specifier"})
@@ -18,6 +18,7 @@ _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_sp
 _DECLARATORS = frozenset({"function_declarator", "init_declarator", "declaration"})
 # A file that opens no namespace or class declares no member or scoped name.
 _SCOPE_WORDS = (b"namespace", b"struct", b"class", b"union")
+_FILE_WORDS = Substrings((*_SCOPE_WORDS, b"offsetof", b"template"))
 
 
 def might_declare(lexed: Lexed, starts: list[int]) -> bool:
@@ -28,12 +29,17 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
     `offsetof(...)`, or, at file scope, in a constructor's initializer list (`: name(...)`,
     `, name(...)`)."""
     data = lexed.data
-    if not starts or not any(w in data for w in _SCOPE_WORDS):
+    if not starts:
+        return False
+    says = lexed.facts.get("declarations.words")
+    if says is None:  # one pass in C for the words, once per file (the renamer and rules ask)
+        says = lexed.facts["declarations.words"] = frozenset(_FILE_WORDS.words[i] for i in _FILE_WORDS.found(data))
+    if says.isdisjoint(_SCOPE_WORDS):
         return False
     braces = lexed.braces
-    if not braces.balanced or b"offsetof" in data:
+    if not braces.balanced or b"offsetof" in says:
         return True
-    says_template = b"template" in data
+    says_template = b"template" in says
     for s in starts:
         i = braces.innermost(s)
         while i >= 0 and braces.kind(i) == LINKAGE:

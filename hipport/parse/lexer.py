@@ -88,6 +88,7 @@ class Lexed:
         self.directives = [] if directives is None else directives
         self.contexts = {} if contexts is None else contexts  # names._context
         self.brace_offsets = brace_offsets  # code_braces()
+        self.facts: dict[str, object] = {}  # what other modules learn of the file once, by their key
         self._comment_starts: list[int] = []
         self._skip_starts: list[int] = []
         self._skip_ends: list[int] = []

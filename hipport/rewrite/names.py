@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, TypeVar
 
 from hipport import regexes
 from hipport.edits import Edit
@@ -20,6 +20,7 @@ CUDA_LOOKING = regexes.compile(
 )
 _TRAILING_WORD = regexes.compile(rb"(\w+)\s*\Z")
 _LOOKBEHIND = 96  # bytes of context enough to see `obj.`, `a->`, `ns ::`, `##`
+T = TypeVar("T")
 
 
 class Unmapped(NamedTuple):
@@ -98,13 +99,19 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     # The candidate words that count: a mapped one may be renamed, any other CUDA-looking one
     # reported as unmapped, a qualified row's last word (`par`) only where qualified.
     # `threadIdx`, `min`: nothing to rename or report, wherever they are.
-    wanted = [(tok, word) for tok, word in zip(lexed.identifiers, lexed.words)
-              if word in names or word in transforms or CUDA_LOOKING.match(tok.text)
-              or (word in last_words and _context(lexed, tok.start, tok.end) == "qualified")]
+    looked_at = _looked_at(mappings)
+    wanted = []
+    for tok, word in zip(lexed.identifiers, lexed.words):
+        looks = looked_at.get(word)
+        if looks is None:
+            looks = looked_at[word] = bool(word in names or word in transforms or CUDA_LOOKING.match(tok.text))
+        if looks or (word in last_words and _context(lexed, tok.start, tok.end) == "qualified"):
+            wanted.append((tok, word))
     if not might_declare(lexed, [t.start for t, _ in wanted]):
         own = ()
     else:
         own = declared() if declared else user_declared(data, lexed.identifiers)
+    new_edit = tuple.__new__  # Edit(...) without the NamedTuple's Python-level __new__: an edit per name
     for tok, word in wanted:
         if tok.start in own:
             continue
@@ -150,7 +157,7 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
         if library is None:
             entry = mappings.lookup(key)
             library = libraries[key] = entry.library if entry else ""
-        edits.append(Edit(tok.start, tok.end, new.encode("ascii"), library, key))
+        edits.append(new_edit(Edit, (tok.start, tok.end, new.encode("ascii"), library, key)))
     macros = lexed.defined_names if leftovers else frozenset()
     unmapped = []
     for name, count in sorted(leftovers.items()):
@@ -180,18 +187,37 @@ class _Qualified(NamedTuple):
     last_words: frozenset[str]  # `par`, ...: their last words (names the code may qualify)
 
 
-_qualified_cache: dict[int, tuple[Mappings, _Qualified]] = {}
+_per_mappings_cache: dict[tuple[str, int], tuple[Mappings, object]] = {}
+
+
+def _per_mappings(mappings: Mappings, name: str, make: Callable[[Mappings], T]) -> T:
+    """make(mappings), once per Mappings (kept with it, so that its id stays its own)."""
+    cached = _per_mappings_cache.get((name, id(mappings)))
+    if cached is None or cached[0] is not mappings:
+        cached = _per_mappings_cache[(name, id(mappings))] = (mappings, make(mappings))
+    return cached[1]  # type: ignore[return-value]
 
 
 def _qualified_rows(mappings: Mappings) -> _Qualified:
     """What the qualified table rows (`thrust::cuda::par`) are made of, once per Mappings."""
-    cached = _qualified_cache.get(id(mappings))
-    if cached is None or cached[0] is not mappings:
-        parts = [k.split("::") for k in mappings.entries if "::" in k]
-        cached = _qualified_cache[id(mappings)] = (mappings, _Qualified(
-            frozenset("::".join(p[:i]) for p in parts for i in range(1, len(p))),
-            frozenset(p[-1] for p in parts)))
-    return cached[1]
+    def make(m: Mappings) -> _Qualified:
+        parts = [k.split("::") for k in m.entries if "::" in k]
+        return _Qualified(frozenset("::".join(p[:i]) for p in parts for i in range(1, len(p))),
+                          frozenset(p[-1] for p in parts))
+
+    return _per_mappings(mappings, "qualified", make)
+
+
+_MAX_WORDS = 200_000  # _looked_at's answers kept (a tree's files repeat a few thousand words)
+
+
+def _looked_at(mappings: Mappings) -> dict[str, bool]:
+    """word -> whether the renamer looks at it wherever it stands (mapped, transformed or
+    CUDA-looking), filled as words come: answered once per word, not once per use."""
+    answers = _per_mappings(mappings, "looked-at", lambda _m: {})
+    if len(answers) > _MAX_WORDS:
+        answers.clear()
+    return answers
 
 
 def _unsupported_tail(data: bytes, end: int, key: str, mappings: Mappings) -> str | None:
