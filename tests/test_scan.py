@@ -297,3 +297,41 @@ def test_cmake_parse_without_the_scanner(monkeypatch):
     monkeypatch.setattr(cmake, "_scan", None)
     assert cmake.parse(data) == with_scanner == cmake.python_parse(data)
     assert [c.name for c in with_scanner[0]] == ["project", "set"]
+
+
+# #define records: the C reading against Lexed.python_defines, on every file here and on
+# generated directives (parameter lists, continuations, CRLF, names glued to what follows).
+DEFINE_PIECES = [b"#", b"define", b" ", b"\t", b"\n", b"\r\n", b"\\\n", b"\\\r\n", b"X", b"_y1", b"9", b"(",
+                 b")", b",", b" a ", b"\v", b"\f", b"\n#define ", b"\n  #  define\t", b"\n#undef ", b"//", b"/*",
+                 b"*/", b'"', b"\xff"]
+
+
+def _defines_agree(data: bytes) -> bool:
+    lexed = LEXER.lex(data)
+    records = lexer._scan.define_records(data, lexed.directives, lexer.MacroDef)
+    names = lexer._scan.define_records(data, lexed.directives, lexer.MacroDef, True)
+    reference = lexed.python_defines()
+    return records == reference and names == [m.name for m in reference] \
+        and all(type(m) is lexer.MacroDef for m in records)
+
+
+@needs_scanner
+def test_define_records_in_c_on_every_repository_file():
+    assert [p.relative_to(ROOT).as_posix() for p in REPO_FILES if not _defines_agree(p.read_bytes())] == []
+
+
+@needs_scanner
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(DEFINE_PIECES), max_size=40))
+def test_define_records_in_c_on_generated_input(parts):
+    assert _defines_agree(b"".join(parts))
+
+
+def test_defines_without_the_scanner(monkeypatch):
+    data = b"#define A(x, y) x\n#define B \\\r\n 2\r\n# define C\n"
+    with_scanner = LEXER.lex(data)
+    monkeypatch.setattr(lexer, "_scan", None)
+    without = Lexer([b"cuda"]).lex(data)
+    assert without.defines == with_scanner.defines == with_scanner.python_defines()
+    assert without.defined_names == {b"A", b"B", b"C"}
+    assert [m.params for m in without.defines] == [(b"x", b"y"), None, None]

@@ -28,6 +28,10 @@
  * (overlapping places too), in order, each with the end of the first word (by index) that
  * starts there (the rules' name searches, _syntax.occurrences).
  *
+ * define_records(data, directives, macro_type, names_only) -> Lexed.defines in C: for each
+ * Directive record named b"define", macro_type(name, params, start, body_start, body_end,
+ * name_start) as lexer._DEFINE reads it; with names_only, just the names.
+ *
  * cmake_parse(data, command_type, arg_type) -> (commands, comments): rewrite.cmake.parse in C,
  * the same Command and Arg records (command_type(name, start, close, args, indent),
  * arg_type(start, end, quoted, text)) and comment spans, step for step as its regexes go.
@@ -882,6 +886,177 @@ static PyObject *words_at(PyObject *self, PyObject *args) {
 
 
 /* ------------------------------------------------------------------------------------------
+ * #define records (lexer.Lexed.defines, whose _DEFINE pattern is the reference). */
+
+static inline int is_hspace(unsigned char c) { return c == ' ' || c == '\t'; }
+static inline int is_bytes_space(unsigned char c) { /* bytes.strip()'s whitespace */
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* `[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?` at i: 1 with the name's span and the
+ * match's end (*params_open at the `(`, or -1 when no parameter list follows), else 0. */
+static int match_define(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Py_ssize_t *name_start,
+                        Py_ssize_t *name_end, Py_ssize_t *params_open, Py_ssize_t *match_end) {
+    while (i < n && is_hspace(d[i]))
+        i++;
+    if (i >= n || d[i] != '#')
+        return 0;
+    i++;
+    while (i < n && is_hspace(d[i]))
+        i++;
+    if (n - i < 6 || memcmp(d + i, "define", 6) != 0)
+        return 0;
+    i += 6;
+    if (i >= n || !is_hspace(d[i]))
+        return 0;
+    while (i < n && is_hspace(d[i]))
+        i++;
+    if (i >= n || !is_alpha_(d[i]))
+        return 0;
+    *name_start = i;
+    i = word_end_in(d, n, i);
+    *name_end = *match_end = i;
+    *params_open = -1;
+    if (i < n && d[i] == '(') {
+        const unsigned char *close = memchr(d + i, ')', (size_t)(n - i));
+        if (close != NULL) {
+            *params_open = i;
+            *match_end = close - d + 1;
+        }
+    }
+    return 1;
+}
+
+/* lexer.logical_end(data, start, at_newline=True). */
+static Py_ssize_t logical_end_at_newline(const unsigned char *d, Py_ssize_t n, Py_ssize_t pos) {
+    for (;;) {
+        const unsigned char *nl = pos < n ? memchr(d + pos, '\n', (size_t)(n - pos)) : NULL;
+        if (nl == NULL)
+            return n;
+        Py_ssize_t at = nl - d, body_end = at > 0 && d[at - 1] == '\r' ? at - 1 : at;
+        if (body_end > 0 && d[body_end - 1] == '\\') {
+            pos = at + 1;
+            continue;
+        }
+        return at;
+    }
+}
+
+/* `tuple(p.strip() for p in text.split(b",") if p.strip())` of d[a:b]. */
+static PyObject *split_params(const unsigned char *d, Py_ssize_t a, Py_ssize_t b) {
+    PyObject *items = PyList_New(0);
+    if (items == NULL)
+        return NULL;
+    Py_ssize_t i = a;
+    while (i <= b) {
+        Py_ssize_t j = i;
+        while (j < b && d[j] != ',')
+            j++;
+        Py_ssize_t s = i, e = j;
+        while (s < e && is_bytes_space(d[s]))
+            s++;
+        while (e > s && is_bytes_space(d[e - 1]))
+            e--;
+        if (e > s) {
+            PyObject *p = PyBytes_FromStringAndSize((const char *)d + s, e - s);
+            if (p == NULL || PyList_Append(items, p) < 0) {
+                Py_XDECREF(p);
+                Py_DECREF(items);
+                return NULL;
+            }
+            Py_DECREF(p);
+        }
+        i = j + 1;
+    }
+    PyObject *out = PyList_AsTuple(items);
+    Py_DECREF(items);
+    return out;
+}
+
+static PyObject *define_records(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    PyObject *directives, *mtype_obj;
+    int names_only = 0;
+    if (!PyArg_ParseTuple(args, "y*O!O!|p", &buf, &PyList_Type, &directives, &PyType_Type, &mtype_obj, &names_only))
+        return NULL;
+    PyTypeObject *mtype = (PyTypeObject *)mtype_obj;
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len, count = PyList_GET_SIZE(directives);
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        goto fail;
+    if (!PyType_IsSubtype(mtype, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "macro_type must be a tuple subclass (a NamedTuple)");
+        goto fail;
+    }
+    for (Py_ssize_t r = 0; r < count; r++) {
+        PyObject *rec = PyList_GET_ITEM(directives, r);
+        if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) < 3 || !PyBytes_Check(PyTuple_GET_ITEM(rec, 2))) {
+            PyErr_SetString(PyExc_TypeError, "directives must be Directive records");
+            goto fail;
+        }
+        PyObject *name = PyTuple_GET_ITEM(rec, 2);
+        if (PyBytes_GET_SIZE(name) != 6 || memcmp(PyBytes_AS_STRING(name), "define", 6) != 0)
+            continue;
+        Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(rec, 0)), end = PyLong_AsSsize_t(PyTuple_GET_ITEM(rec, 1));
+        if ((start == -1 || end == -1) && PyErr_Occurred())
+            goto fail;
+        if (start < 0 || end < start || end > n) {
+            PyErr_SetString(PyExc_ValueError, "a directive's offsets lie outside the data");
+            goto fail;
+        }
+        Py_ssize_t ns, ne, po, me;
+        if (!match_define(d, n, start, &ns, &ne, &po, &me))
+            continue;
+        PyObject *word = PyBytes_FromStringAndSize((const char *)d + ns, ne - ns);
+        if (word == NULL)
+            goto fail;
+        if (names_only) {
+            int failed = PyList_Append(out, word) < 0;
+            Py_DECREF(word);
+            if (failed)
+                goto fail;
+            continue;
+        }
+        if (end > 0 && d[end - 1] == '\\')
+            end = logical_end_at_newline(d, n, start);
+        else if (end < n && d[end] == '\r')
+            end++;
+        PyObject *params = po >= 0 ? split_params(d, po + 1, me - 1) : (Py_INCREF(Py_None), Py_None);
+        PyObject *m = mtype->tp_alloc(mtype, 6);
+        PyObject *a = PyLong_FromSsize_t(start), *b = PyLong_FromSsize_t(me), *c = PyLong_FromSsize_t(end),
+                 *e = PyLong_FromSsize_t(ns);
+        if (params == NULL || m == NULL || a == NULL || b == NULL || c == NULL || e == NULL) {
+            Py_DECREF(word);
+            Py_XDECREF(params);
+            Py_XDECREF(m);
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            Py_XDECREF(c);
+            Py_XDECREF(e);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(m, 0, word);
+        PyTuple_SET_ITEM(m, 1, params);
+        PyTuple_SET_ITEM(m, 2, a);
+        PyTuple_SET_ITEM(m, 3, b);
+        PyTuple_SET_ITEM(m, 4, c);
+        PyTuple_SET_ITEM(m, 5, e);
+        int failed = PyList_Append(out, m) < 0;
+        Py_DECREF(m);
+        if (failed)
+            goto fail;
+    }
+    PyBuffer_Release(&buf);
+    return out;
+fail:
+    PyBuffer_Release(&buf);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------
  * CMake (rewrite/cmake.py's parse, whose regexes are the reference). */
 
 /* `[=*[` at i: the number of `=`, or -1. */
@@ -1135,6 +1310,8 @@ static PyMethodDef methods[] = {
     {"words_table", words_table, METH_O, "words_table(words) -> table for words_found"},
     {"words_found", words_found, METH_VARARGS, "words_found(data, table[, first]) -> indices of the words in data"},
     {"words_at", words_at, METH_VARARGS, "words_at(data, table) -> [(start, end)] of the words in data"},
+    {"define_records", define_records, METH_VARARGS,
+     "define_records(data, directives, macro_type[, names_only]) -> Lexed.defines' records (or names)"},
     {"cmake_parse", cmake_parse, METH_VARARGS,
      "cmake_parse(data, command_type, arg_type) -> (commands, comments), as rewrite.cmake.parse"},
     {NULL, NULL, 0, NULL},

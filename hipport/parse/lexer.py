@@ -124,7 +124,14 @@ class Lexed:
     @cached_property
     def defines(self) -> list[MacroDef]:
         """Each `#define`: its name, parameters and body span (read once: the renamer and
-        several rules ask)."""
+        several rules ask); by the C scanner where it was built (a header may define
+        thousands), else by python_defines."""
+        if _scan is not None:
+            return _scan.define_records(self.data, self.directives, MacroDef)
+        return self.python_defines()
+
+    def python_defines(self) -> list[MacroDef]:
+        """`defines` by _DEFINE: the reference the C scanner is tested against."""
         out = []
         data = self.data
         match, new = _DEFINE.match, tuple.__new__  # a header may define thousands: no per-define call
@@ -151,6 +158,8 @@ class Lexed:
         was read, else from the names alone (what every ported file needs, at half the cost)."""
         if "defines" in self.__dict__:
             return frozenset(m.name for m in self.defines)
+        if _scan is not None:
+            return frozenset(_scan.define_records(self.data, self.directives, MacroDef, True))
         match, data = _DEFINE.match, self.data
         return frozenset(m.group(1) for d in self.directives
                          if d.name == b"define" and (m := match(data, d.start)) is not None)
