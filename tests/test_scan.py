@@ -23,7 +23,7 @@ needs_scanner = pytest.mark.skipif(lexer._scan is None, reason="the C scanner is
 
 
 def scanned(lex: Lexer, data: bytes):
-    return lexer._scan.scan(data, lex._prefixes, Token)
+    return lexer._scan.scan(data, lex._prefix_table, Token)
 
 
 def same_as_reference(lex: Lexer, data: bytes) -> bool:

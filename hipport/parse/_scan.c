@@ -3,7 +3,7 @@
  *
  * scan(data, prefixes, token_type)
  *     -> (identifiers, comments, strings, directives, braces, words, contexts)
- *   prefixes    sorted tuple of bytes, none a prefix of another (word characters only)
+ *   prefixes    words_table() of the candidate prefixes (word characters only)
  *   identifiers list of token_type(start, end, text): words starting with a prefix, in code
  *   comments    list of (start, end)
  *   strings     list of (start, end): literals, and a directive's quoted/bracketed operand
@@ -44,17 +44,6 @@
 #include <Python.h>
 #include <string.h>
 
-typedef struct {
-    const unsigned char *d;
-    Py_ssize_t n;
-    PyObject *prefixes; /* tuple of bytes */
-    Py_ssize_t nprefixes;
-    unsigned char pairs[8192]; /* bit (b0 << 8 | b1): some prefix starts with b0 b1 (any b1 for one byte) */
-    PyObject *braces;     /* offsets of `{` and `}` in code outside directive lines */
-    Py_ssize_t dir_end;   /* where the last directive line ends (continuations included) */
-    Py_ssize_t *cstart, *cend, ncomments, ccap; /* the comments so far, in order */
-} Scan;
-
 static PyObject *MEMBER, *QUALIFIED, *PASTED, *PLAIN; /* a name's context (names._context) */
 
 /* Byte classes, one table lookup each (filled by fill_classes at import): the scan asks
@@ -90,30 +79,186 @@ static void mark_pair(unsigned char *pairs, const unsigned char *b, Py_ssize_t l
     }
 }
 
-/* Whether the text at i starts with one of the prefixes: binary search for the greatest
- * prefix <= the text; in a prefix-free set only that one can be a prefix of it. */
-static int starts_with_prefix(const Scan *s, Py_ssize_t i) {
-    Py_ssize_t lo = 0, hi = s->nprefixes, rest = s->n - i;
-    const unsigned char *t = s->d + i;
-    unsigned key = (unsigned)t[0] << 8 | (rest > 1 ? t[1] : 0u);
-    if (!(s->pairs[key >> 3] & (1u << (key & 7))))
-        return 0; /* most words: no prefix starts with their first two bytes */
-    while (lo < hi) { /* first prefix > text */
-        Py_ssize_t mid = (lo + hi) / 2;
-        PyObject *p = PyTuple_GET_ITEM(s->prefixes, mid);
-        Py_ssize_t plen = PyBytes_GET_SIZE(p);
-        Py_ssize_t m = plen < rest ? plen : rest;
-        int c = memcmp(PyBytes_AS_STRING(p), t, (size_t)m);
-        if (c < 0 || (c == 0 && plen <= rest))
-            lo = mid + 1;
-        else
-            hi = mid;
+/* A set of byte strings to look for, made once (words_table) and used on every file
+ * (words_found, words_at). A position is a candidate when some word starts with its first two
+ * bytes (one bit of `pairs`; a word of one byte sets the bits of every second byte); there the
+ * words are walked as a trie, one byte a step, so a position costs the length of the longest
+ * word it starts, not a comparison per word that shares its first bytes (thirty `cu` words). */
+typedef struct {
+    Py_ssize_t n;              /* words */
+    Py_ssize_t *len;           /* each word's length */
+    int *same;                 /* per word: the next word of the same bytes (a higher index), or -1 */
+    int *pair_of;              /* per word: its pair's number (-1 for a one-byte word) */
+    unsigned *pair_key;        /* per pair number: b0 << 8 | b1 */
+    int *pair_words;           /* per pair number: how many words start with it */
+    int npairs;
+    /* the trie: node 0.. ; a node is one byte of one or more words */
+    int *child, *sibling, *term; /* term: the lowest word ending at the node, or -1 */
+    unsigned char *byte;
+    int nnodes;
+    int root[256];             /* the node of each first byte, or -1 */
+    unsigned char short_first[256]; /* some one-byte word is this byte: its pairs stay marked */
+    unsigned char pairs[8192]; /* bit (b0 << 8 | b1) */
+    PyObject *words;           /* the tuple, kept alive */
+} Words;
+
+static void words_free(PyObject *capsule) {
+    Words *t = PyCapsule_GetPointer(capsule, "hipport.words");
+    if (t == NULL)
+        return;
+    Py_XDECREF(t->words);
+    PyMem_Free(t->len);
+    PyMem_Free(t->same);
+    PyMem_Free(t->pair_of);
+    PyMem_Free(t->pair_key);
+    PyMem_Free(t->pair_words);
+    PyMem_Free(t->child);
+    PyMem_Free(t->sibling);
+    PyMem_Free(t->term);
+    PyMem_Free(t->byte);
+    PyMem_Free(t);
+}
+
+/* A new trie node for byte c (the caller links it in); its index. */
+static int new_node(Words *t, unsigned char c) {
+    int k = t->nnodes++;
+    t->child[k] = -1;
+    t->sibling[k] = -1;
+    t->term[k] = -1;
+    t->byte[k] = c;
+    return k;
+}
+
+static PyObject *words_table(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyTuple_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "words_table() takes a tuple of bytes");
+        return NULL;
     }
-    if (lo == 0)
+    Py_ssize_t n = PyTuple_GET_SIZE(arg), bytes = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PyTuple_GET_ITEM(arg, i);
+        if (!PyBytes_Check(w) || PyBytes_GET_SIZE(w) == 0) {
+            PyErr_SetString(PyExc_ValueError, "words_table() takes non-empty bytes");
+            return NULL;
+        }
+        bytes += PyBytes_GET_SIZE(w);
+    }
+    if (n > 1000000 || bytes > 100000000) {
+        PyErr_SetString(PyExc_ValueError, "words_table(): too many words");
+        return NULL;
+    }
+    Words *t = PyMem_Calloc(1, sizeof(Words));
+    if (t == NULL)
+        return PyErr_NoMemory();
+    t->n = n;
+    Py_INCREF(arg);
+    t->words = arg;
+    PyObject *capsule = PyCapsule_New(t, "hipport.words", words_free);
+    if (capsule == NULL) {
+        Py_DECREF(arg);
+        PyMem_Free(t);
+        return NULL;
+    }
+    /* from here on the capsule's destructor frees whatever was allocated */
+    size_t cells = (size_t)n + 1, nodes = (size_t)bytes + 1;
+    t->len = PyMem_Calloc(cells, sizeof(*t->len));
+    t->same = PyMem_Calloc(cells, sizeof(int));
+    t->pair_of = PyMem_Calloc(cells, sizeof(int));
+    t->pair_key = PyMem_Calloc(cells, sizeof(unsigned));
+    t->pair_words = PyMem_Calloc(cells, sizeof(int));
+    t->child = PyMem_Calloc(nodes, sizeof(int));
+    t->sibling = PyMem_Calloc(nodes, sizeof(int));
+    t->term = PyMem_Calloc(nodes, sizeof(int));
+    t->byte = PyMem_Calloc(nodes, 1);
+    int *pair_number = PyMem_Calloc(65536, sizeof(int)); /* key -> pair number + 1, while building */
+    if (!t->len || !t->same || !t->pair_of || !t->pair_key || !t->pair_words || !t->child || !t->sibling ||
+        !t->term || !t->byte || !pair_number) {
+        PyMem_Free(pair_number);
+        Py_DECREF(capsule);
+        return PyErr_NoMemory();
+    }
+    for (int c = 0; c < 256; c++)
+        t->root[c] = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PyTuple_GET_ITEM(arg, i);
+        const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(w);
+        Py_ssize_t len = PyBytes_GET_SIZE(w);
+        t->len[i] = len;
+        t->same[i] = -1;
+        mark_pair(t->pairs, b, len);
+        if (len == 1) {
+            t->pair_of[i] = -1;
+            t->short_first[b[0]] = 1;
+        } else {
+            unsigned key = (unsigned)b[0] << 8 | b[1];
+            if (pair_number[key] == 0) {
+                t->pair_key[t->npairs] = key;
+                pair_number[key] = ++t->npairs;
+            }
+            t->pair_of[i] = pair_number[key] - 1;
+            t->pair_words[t->pair_of[i]]++;
+        }
+        int node = t->root[b[0]];
+        if (node < 0)
+            node = t->root[b[0]] = new_node(t, b[0]);
+        for (Py_ssize_t k = 1; k < len; k++) {
+            int ch = t->child[node];
+            while (ch >= 0 && t->byte[ch] != b[k])
+                ch = t->sibling[ch];
+            if (ch < 0) {
+                ch = new_node(t, b[k]);
+                t->sibling[ch] = t->child[node];
+                t->child[node] = ch;
+            }
+            node = ch;
+        }
+        if (t->term[node] < 0) {
+            t->term[node] = (int)i;
+        } else { /* the same bytes again: after the others of its chain (indices ascend) */
+            int j = t->term[node];
+            while (t->same[j] >= 0)
+                j = t->same[j];
+            t->same[j] = (int)i;
+        }
+    }
+    PyMem_Free(pair_number);
+    return capsule;
+}
+
+/* The trie node of the byte after `node` at d[k], or -1. */
+static inline int trie_step(const Words *t, int node, unsigned char c) {
+    int ch = t->child[node];
+    while (ch >= 0 && t->byte[ch] != c)
+        ch = t->sibling[ch];
+    return ch;
+}
+
+typedef struct {
+    const unsigned char *d;
+    Py_ssize_t n;
+    const Words *prefixes; /* the candidate prefixes' table (words_table) */
+    PyObject *braces;     /* offsets of `{` and `}` in code outside directive lines */
+    Py_ssize_t dir_end;   /* where the last directive line ends (continuations included) */
+    Py_ssize_t *cstart, *cend, ncomments, ccap; /* the comments so far, in order */
+} Scan;
+
+/* Whether the text at i starts with one of the prefixes: a walk of their trie, past the
+ * first two bytes' test (most words: no prefix starts with those). */
+static int starts_with_prefix(const Scan *s, Py_ssize_t i) {
+    const Words *t = s->prefixes;
+    const unsigned char *d = s->d;
+    unsigned key = (unsigned)d[i] << 8 | (i + 1 < s->n ? d[i + 1] : 0u);
+    if (!(t->pairs[key >> 3] & (1u << (key & 7))))
         return 0;
-    PyObject *p = PyTuple_GET_ITEM(s->prefixes, lo - 1);
-    Py_ssize_t plen = PyBytes_GET_SIZE(p);
-    return plen <= rest && memcmp(PyBytes_AS_STRING(p), t, (size_t)plen) == 0;
+    for (Py_ssize_t k = i, node = t->root[d[i]]; node >= 0;) {
+        if (t->term[node] >= 0)
+            return 1;
+        if (++k >= s->n)
+            return 0;
+        node = trie_step(t, (int)node, d[k]);
+    }
+    return 0;
 }
 
 /* Length of the string-literal prefix `u8`, `u`, `U`, `L` tried at i, in the regex's order
@@ -466,30 +611,23 @@ static PyObject *make_token(PyTypeObject *type, const Scan *s, Py_ssize_t a, Py_
 }
 
 static PyObject *scan(PyObject *self, PyObject *args) {
+    (void)self;
     Py_buffer buf;
-    PyObject *prefixes, *token_type;
-    if (!PyArg_ParseTuple(args, "y*O!O!", &buf, &PyTuple_Type, &prefixes, &PyType_Type, &token_type))
+    PyObject *table, *token_type;
+    if (!PyArg_ParseTuple(args, "y*OO!", &buf, &table, &PyType_Type, &token_type))
         return NULL;
+    const Words *prefixes = PyCapsule_GetPointer(table, "hipport.words");
+    if (prefixes == NULL) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
     if (!PyType_IsSubtype((PyTypeObject *)token_type, &PyTuple_Type)) {
         PyBuffer_Release(&buf);
         PyErr_SetString(PyExc_TypeError, "token_type must be a tuple subclass (a NamedTuple)");
         return NULL;
     }
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(prefixes); k++) {
-        if (!PyBytes_Check(PyTuple_GET_ITEM(prefixes, k))) {
-            PyBuffer_Release(&buf);
-            PyErr_SetString(PyExc_TypeError, "prefixes must be bytes");
-            return NULL;
-        }
-    }
     PyObject *braces = PyList_New(0), *words = PyList_New(0), *contexts = PyDict_New();
-    Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, PyTuple_GET_SIZE(prefixes), {0}, braces, -1,
-              NULL, NULL, 0, 0};
-    for (Py_ssize_t k = 0; k < s.nprefixes; k++) {
-        PyObject *p = PyTuple_GET_ITEM(prefixes, k);
-        if (PyBytes_GET_SIZE(p) > 0)
-            mark_pair(s.pairs, (const unsigned char *)PyBytes_AS_STRING(p), PyBytes_GET_SIZE(p));
-    }
+    Scan s = {(const unsigned char *)buf.buf, buf.len, prefixes, braces, -1, NULL, NULL, 0, 0};
     PyTypeObject *tt = (PyTypeObject *)token_type;
     PyObject *ids = PyList_New(0), *comments = PyList_New(0), *strings = PyList_New(0),
              *directives = PyList_New(0);
@@ -726,161 +864,6 @@ fail:
     PyBuffer_Release(&buf);
     Py_XDECREF(out);
     return NULL;
-}
-
-/* A set of byte strings to look for, made once (words_table) and used on every file
- * (words_found, words_at). A position is a candidate when some word starts with its first two
- * bytes (one bit of `pairs`; a word of one byte sets the bits of every second byte); there the
- * words are walked as a trie, one byte a step, so a position costs the length of the longest
- * word it starts, not a comparison per word that shares its first bytes (thirty `cu` words). */
-typedef struct {
-    Py_ssize_t n;              /* words */
-    Py_ssize_t *len;           /* each word's length */
-    int *same;                 /* per word: the next word of the same bytes (a higher index), or -1 */
-    int *pair_of;              /* per word: its pair's number (-1 for a one-byte word) */
-    unsigned *pair_key;        /* per pair number: b0 << 8 | b1 */
-    int *pair_words;           /* per pair number: how many words start with it */
-    int npairs;
-    /* the trie: node 0.. ; a node is one byte of one or more words */
-    int *child, *sibling, *term; /* term: the lowest word ending at the node, or -1 */
-    unsigned char *byte;
-    int nnodes;
-    int root[256];             /* the node of each first byte, or -1 */
-    unsigned char short_first[256]; /* some one-byte word is this byte: its pairs stay marked */
-    unsigned char pairs[8192]; /* bit (b0 << 8 | b1) */
-    PyObject *words;           /* the tuple, kept alive */
-} Words;
-
-static void words_free(PyObject *capsule) {
-    Words *t = PyCapsule_GetPointer(capsule, "hipport.words");
-    if (t == NULL)
-        return;
-    Py_XDECREF(t->words);
-    PyMem_Free(t->len);
-    PyMem_Free(t->same);
-    PyMem_Free(t->pair_of);
-    PyMem_Free(t->pair_key);
-    PyMem_Free(t->pair_words);
-    PyMem_Free(t->child);
-    PyMem_Free(t->sibling);
-    PyMem_Free(t->term);
-    PyMem_Free(t->byte);
-    PyMem_Free(t);
-}
-
-/* A new trie node for byte c (the caller links it in); its index. */
-static int new_node(Words *t, unsigned char c) {
-    int k = t->nnodes++;
-    t->child[k] = -1;
-    t->sibling[k] = -1;
-    t->term[k] = -1;
-    t->byte[k] = c;
-    return k;
-}
-
-static PyObject *words_table(PyObject *self, PyObject *arg) {
-    (void)self;
-    if (!PyTuple_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "words_table() takes a tuple of bytes");
-        return NULL;
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(arg), bytes = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *w = PyTuple_GET_ITEM(arg, i);
-        if (!PyBytes_Check(w) || PyBytes_GET_SIZE(w) == 0) {
-            PyErr_SetString(PyExc_ValueError, "words_table() takes non-empty bytes");
-            return NULL;
-        }
-        bytes += PyBytes_GET_SIZE(w);
-    }
-    if (n > 1000000 || bytes > 100000000) {
-        PyErr_SetString(PyExc_ValueError, "words_table(): too many words");
-        return NULL;
-    }
-    Words *t = PyMem_Calloc(1, sizeof(Words));
-    if (t == NULL)
-        return PyErr_NoMemory();
-    t->n = n;
-    Py_INCREF(arg);
-    t->words = arg;
-    PyObject *capsule = PyCapsule_New(t, "hipport.words", words_free);
-    if (capsule == NULL) {
-        Py_DECREF(arg);
-        PyMem_Free(t);
-        return NULL;
-    }
-    /* from here on the capsule's destructor frees whatever was allocated */
-    size_t cells = (size_t)n + 1, nodes = (size_t)bytes + 1;
-    t->len = PyMem_Calloc(cells, sizeof(*t->len));
-    t->same = PyMem_Calloc(cells, sizeof(int));
-    t->pair_of = PyMem_Calloc(cells, sizeof(int));
-    t->pair_key = PyMem_Calloc(cells, sizeof(unsigned));
-    t->pair_words = PyMem_Calloc(cells, sizeof(int));
-    t->child = PyMem_Calloc(nodes, sizeof(int));
-    t->sibling = PyMem_Calloc(nodes, sizeof(int));
-    t->term = PyMem_Calloc(nodes, sizeof(int));
-    t->byte = PyMem_Calloc(nodes, 1);
-    int *pair_number = PyMem_Calloc(65536, sizeof(int)); /* key -> pair number + 1, while building */
-    if (!t->len || !t->same || !t->pair_of || !t->pair_key || !t->pair_words || !t->child || !t->sibling ||
-        !t->term || !t->byte || !pair_number) {
-        PyMem_Free(pair_number);
-        Py_DECREF(capsule);
-        return PyErr_NoMemory();
-    }
-    for (int c = 0; c < 256; c++)
-        t->root[c] = -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *w = PyTuple_GET_ITEM(arg, i);
-        const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(w);
-        Py_ssize_t len = PyBytes_GET_SIZE(w);
-        t->len[i] = len;
-        t->same[i] = -1;
-        mark_pair(t->pairs, b, len);
-        if (len == 1) {
-            t->pair_of[i] = -1;
-            t->short_first[b[0]] = 1;
-        } else {
-            unsigned key = (unsigned)b[0] << 8 | b[1];
-            if (pair_number[key] == 0) {
-                t->pair_key[t->npairs] = key;
-                pair_number[key] = ++t->npairs;
-            }
-            t->pair_of[i] = pair_number[key] - 1;
-            t->pair_words[t->pair_of[i]]++;
-        }
-        int node = t->root[b[0]];
-        if (node < 0)
-            node = t->root[b[0]] = new_node(t, b[0]);
-        for (Py_ssize_t k = 1; k < len; k++) {
-            int ch = t->child[node];
-            while (ch >= 0 && t->byte[ch] != b[k])
-                ch = t->sibling[ch];
-            if (ch < 0) {
-                ch = new_node(t, b[k]);
-                t->sibling[ch] = t->child[node];
-                t->child[node] = ch;
-            }
-            node = ch;
-        }
-        if (t->term[node] < 0) {
-            t->term[node] = (int)i;
-        } else { /* the same bytes again: after the others of its chain (indices ascend) */
-            int j = t->term[node];
-            while (t->same[j] >= 0)
-                j = t->same[j];
-            t->same[j] = (int)i;
-        }
-    }
-    PyMem_Free(pair_number);
-    return capsule;
-}
-
-/* The trie node of the byte after `node` at d[k], or -1. */
-static inline int trie_step(const Words *t, int node, unsigned char c) {
-    int ch = t->child[node];
-    while (ch >= 0 && t->byte[ch] != c)
-        ch = t->sibling[ch];
-    return ch;
 }
 
 static PyObject *words_found(PyObject *self, PyObject *args) {
@@ -1393,7 +1376,7 @@ fail:
 }
 
 static PyMethodDef methods[] = {
-    {"scan", scan, METH_VARARGS, "scan(data, prefixes, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
+    {"scan", scan, METH_VARARGS, "scan(data, prefixes_table, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
     {"line_starts", line_starts, METH_O, "line_starts(data) -> offsets where each line starts"},
     {"directive_records", directive_records, METH_VARARGS,
      "directive_records(data, directives, directive_type) -> the Directive records of scan()'s tuples"},

@@ -311,8 +311,9 @@ class Lexer:
 
     def __init__(self, prefixes: Iterable[bytes]):
         words = self._words = set(prefixes) | DEVICE_MARKERS
-        # The C scanner (parse/_scan.c) needs the prefixes sorted and prefix-free, and made of
-        # word characters; where it is not built, or they are not, the regex does the work.
+        # The C scanner (parse/_scan.c) takes prefixes made of word characters, as a table of
+        # their trie; where it is not built, or they are not, the regex does the work. A
+        # prefix that starts with another adds nothing, so only the shortest are kept.
         self._prefixes = None
         if _scan is not None and all(_WORD_CHARS.fullmatch(w) for w in words):
             kept: list[bytes] = []
@@ -320,6 +321,7 @@ class Lexer:
                 if not (kept and w.startswith(kept[-1])):
                     kept.append(w)
             self._prefixes = tuple(kept)
+            self._prefix_table = _scan.words_table(self._prefixes)
 
     @cached_property
     def _pattern(self) -> re.Pattern[bytes]:
@@ -355,7 +357,7 @@ class Lexer:
         if self._prefixes is None:
             ids, comments, strings, raw = self.regex_scan(data)
             return Lexed(data, ids, comments, strings, _directives(data, raw))
-        ids, comments, strings, raw, braces, words, contexts = _scan.scan(data, self._prefixes, Token)
+        ids, comments, strings, raw, braces, words, contexts = _scan.scan(data, self._prefix_table, Token)
         directives = _scan.directive_records(data, raw, Directive)  # _directives, in C
         out = Lexed(data, ids, comments, strings, directives, contexts, brace_offsets=braces)
         out.__dict__["words"] = words  # the cached_property's value, made by the scanner
