@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 from hipport import regexes
 from hipport.errors import MappingError
 from hipport.hashing import blake2b
-from hipport.table_files import table_dir, table_files
+from hipport.table_files import table_dir, tables_stamp
 
 # Generated tables in precedence order: when a CUDA name is in two of them, the earlier wins
 # (unless only the later one maps it). Hand-written tables follow (by file name), then
@@ -357,20 +357,22 @@ def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[
 # The parsed tables are kept beside them as Python keeps bytecode (in __pycache__, per Python
 # version, unless PYTHONDONTWRITEBYTECODE is set): marshal loads them in half the time parsing
 # and validating the TSVs takes, and every run that ports or checks a file loads them once.
-# The copy is used only when the digest it was written with is that of the tables' bytes and
-# of this module's source. After the digest comes a small summary (the newest HIP version),
-# which a process that does not port reads without loading the rows: the digest, the summary's
-# length (4 bytes), the summary, the rows.
-_COMPILED_FORMAT = b"3"
+# The copy is used only when the digest it was written with is that of the tables' names,
+# sizes and modification times and of this module's (checked as Python checks bytecode
+# against its source: reading and hashing the megabyte of tables cost every process 4 ms).
+# After the digest comes a small summary (the newest HIP version), which a process that does
+# not port reads without loading the rows: the digest, the summary's length (4 bytes), the
+# summary, the rows.
+_COMPILED_FORMAT = b"4"
 _LENGTH = 4
 
 
 def tables_digest(directory: Any = None) -> bytes:
-    """A digest of every table's name and bytes (and of the code that reads them)."""
-    h = blake2b(_COMPILED_FORMAT + Path(__file__).read_bytes(), digest_size=20)
-    for name, data in table_files(table_dir() if directory is None else directory):
-        h.update(b"%d:%s:%d:" % (len(name), name.encode(), len(data)))
-        h.update(data)
+    """A digest of every table's name, size and modification time (and of the code that
+    reads them)."""
+    st = os.stat(__file__)
+    h = blake2b(_COMPILED_FORMAT + f"{st.st_size}:{st.st_mtime_ns}".encode(), digest_size=20)
+    h.update(tables_stamp(directory))
     return h.digest()
 
 

@@ -55,11 +55,12 @@ def table_files(directory: Any) -> list[tuple[str, bytes]]:
         raise MappingError(f"cannot read the mapping tables in {directory}: {exc}") from exc
 
 
-def tables_stamp() -> bytes:
-    """Every table's name, size and modification time: what the content cache's fingerprint
-    takes of the tables, as of hipport's own code (no table is read)."""
+def tables_stamp(directory: Any = None) -> bytes:
+    """Every table's name, size and modification time (no table is read, but one inside a
+    zip, whose bytes stand in): what the content cache's fingerprint takes of the tables, as
+    of hipport's own code, and what the compiled copy of the tables is checked against."""
     parts = []
-    for name, path in table_paths(table_dir()):
+    for name, path in table_paths(table_dir() if directory is None else directory):
         try:
             st = path.stat()
             parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")

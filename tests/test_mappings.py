@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import os
 import shutil
 import sys
 import time
@@ -436,13 +437,37 @@ def test_parsed_tables_are_kept_compiled_and_renewed_when_a_table_changes(tables
     section = mappings._F["section"]
     assert again[0]["cudaMalloc"][section] is again[0]["cudaFree"][section] == "Memory Management"
     assert again[1]["cudaMalloc"] == first[1]["cudaMalloc"]
-    # an edited table is parsed again (and the copy renewed), whatever its timestamps say
+    # an edited table (another size or modification time) is parsed again, and the copy renewed
     _write(tables / "overrides.tsv", ["cudaMalloc\thipMallocTest\tbecause"])
     assert load_raw(tables)[1]["cudaMalloc"].hip == "hipMallocTest" and parsed == [tables]
     assert load_raw(tables)[1]["cudaMalloc"].hip == "hipMallocTest" and parsed == [tables]
     # a damaged copy is parsed around, never trusted
     compiled[0].write_bytes(compiled[0].read_bytes()[:100])
     assert load_raw(tables)[1]["cudaMalloc"].hip == "hipMallocTest" and len(parsed) == 2
+
+
+def test_the_compiled_copy_is_checked_without_reading_the_tables(tables, monkeypatch):
+    """As Python checks bytecode against its source: by the tables' sizes and times (reading
+    and hashing the megabyte of tables cost every process 4 ms)."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    load_raw = mappings._load_raw.__wrapped__
+    first = load_raw(tables)
+    real_read = Path.read_bytes
+
+    def read_bytes(path):
+        assert path.suffix != ".tsv", f"{path.name} read to check the compiled copy"
+        return real_read(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    assert load_raw(tables)[0] == first[0]
+    table = tables / "runtime.tsv"
+    st = table.stat()
+    os.utime(table, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # touched: parsed again
+    monkeypatch.setattr(Path, "read_bytes", real_read)
+    parsed = []
+    real_parse = mappings._parse_tables
+    monkeypatch.setattr(mappings, "_parse_tables", lambda d: parsed.append(d) or real_parse(d))
+    assert load_raw(tables)[0] == first[0] and parsed == [tables]
 
 
 def test_no_compiled_tables_where_python_writes_no_bytecode(tables, monkeypatch):
