@@ -874,21 +874,28 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*O|p", &buf, &capsule, &first))
         return NULL;
     Words *t = PyCapsule_GetPointer(capsule, "hipport.words");
+    const unsigned char *d = buf.buf;
+    Py_ssize_t n = buf.len, left = t == NULL ? 0 : t->n;
+    /* A pair's bit is cleared once every word that starts with it is found: a common pair
+     * (`te` of `tex`) then costs one test per byte, and the scan ends when every word is found.
+     * That takes a copy of the bits (8 KB), worth it on long data only: a short buffer (a
+     * macro's body) and a search for the first word read the table's own. */
+    int clearing = !first && n >= 4096;
     char *found = t == NULL ? NULL : PyMem_Calloc((size_t)t->n + 1, 1);
-    int *pending = t == NULL ? NULL : PyMem_Malloc(((size_t)t->npairs + 1) * sizeof(int));
-    if (found == NULL || pending == NULL) {
+    int *pending = clearing ? PyMem_Malloc(((size_t)t->npairs + 1) * sizeof(int)) : NULL;
+    unsigned char copy[8192];
+    const unsigned char *pairs = t == NULL ? NULL : t->pairs;
+    if (found == NULL || (clearing && pending == NULL)) {
         PyMem_Free(found);
         PyMem_Free(pending);
         PyBuffer_Release(&buf);
         return t == NULL ? NULL : PyErr_NoMemory();
     }
-    memcpy(pending, t->pair_words, (size_t)t->npairs * sizeof(int));
-    /* A pair's bit is cleared once every word that starts with it is found: a common pair
-     * (`te` of `tex`) then costs one test per byte, and the scan ends when every word is found. */
-    unsigned char pairs[8192];
-    memcpy(pairs, t->pairs, sizeof(pairs));
-    const unsigned char *d = buf.buf;
-    Py_ssize_t n = buf.len, left = t->n;
+    if (clearing) {
+        memcpy(pending, t->pair_words, (size_t)t->npairs * sizeof(int));
+        memcpy(copy, t->pairs, sizeof(copy));
+        pairs = copy;
+    }
     for (Py_ssize_t i = 0; i < n && left > 0; i++) {
         unsigned b1 = i + 1 < n ? d[i + 1] : 0;
         unsigned key = (unsigned)d[i] << 8 | b1;
@@ -902,8 +909,8 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
                 found[j] = 1;
                 left = first ? 0 : left - 1;
                 int p = t->pair_of[j];
-                if (p >= 0 && --pending[p] == 0 && !t->short_first[t->pair_key[p] >> 8])
-                    pairs[t->pair_key[p] >> 3] &= (unsigned char)~(1u << (t->pair_key[p] & 7));
+                if (clearing && p >= 0 && --pending[p] == 0 && !t->short_first[t->pair_key[p] >> 8])
+                    copy[t->pair_key[p] >> 3] &= (unsigned char)~(1u << (t->pair_key[p] & 7));
             }
             if (left == 0 || ++k >= n)
                 break;

@@ -89,6 +89,7 @@ class Lexed:
         self.contexts = {} if contexts is None else contexts  # names._context
         self.brace_offsets = brace_offsets  # code_braces()
         self.facts: dict[str, object] = {}  # what other modules learn of the file once, by their key
+        self._launches: list[int] | None = None  # find_launches()
         self._comment_starts: list[int] = []
         self._skip_starts: list[int] = []
         self._skip_ends: list[int] = []
@@ -224,13 +225,16 @@ class Lexed:
         return not _DEVICE_WORDS.isdisjoint(self.words) or self.find_launches() != []
 
     def find_launches(self) -> list[int]:
-        """Offsets of `<<<` in code."""
-        out, find, i = [], self.data.find, self.data.find(b"<<<")
-        while i >= 0:
-            if not self.in_comment_or_string(i):
-                out.append(i)
-            i = find(b"<<<", i + 3)
-        return out
+        """Offsets of `<<<` in code: found once (the renamer, the kernel scan and two rules ask),
+        so the list is shared and not to be changed."""
+        if self._launches is None:
+            out, find, i = [], self.data.find, self.data.find(b"<<<")
+            while i >= 0:
+                if not self.in_comment_or_string(i):
+                    out.append(i)
+                i = find(b"<<<", i + 3)
+            self._launches = out
+        return self._launches
 
 
 def logical_end(data: bytes, start: int, at_newline: bool = False) -> int:
