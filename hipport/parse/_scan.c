@@ -591,23 +591,30 @@ static PyObject *context_of(const Scan *s, Py_ssize_t a, Py_ssize_t b) {
     return PLAIN;
 }
 
-static PyObject *make_token(PyTypeObject *type, const Scan *s, Py_ssize_t a, Py_ssize_t b) {
-    PyObject *tok = type->tp_alloc(type, 3);
-    if (tok == NULL)
-        return NULL;
-    PyObject *sa = PyLong_FromSsize_t(a), *sb = PyLong_FromSsize_t(b);
-    PyObject *text = PyBytes_FromStringAndSize((const char *)s->d + a, b - a);
-    if (sa == NULL || sb == NULL || text == NULL) {
-        Py_XDECREF(sa);
-        Py_XDECREF(sb);
-        Py_XDECREF(text);
-        Py_DECREF(tok);
-        return NULL;
+/* A record of `type` (a NamedTuple) holding the n new references in `items`, which it takes
+ * over; NULL when one is NULL (a failed allocation) or the record cannot be made, every item
+ * released then. */
+static PyObject *new_record(PyTypeObject *type, Py_ssize_t n, PyObject **items) {
+    PyObject *rec = NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (items[k] == NULL)
+            goto fail;
     }
-    PyTuple_SET_ITEM(tok, 0, sa);
-    PyTuple_SET_ITEM(tok, 1, sb);
-    PyTuple_SET_ITEM(tok, 2, text);
-    return tok;
+    if ((rec = type->tp_alloc(type, n)) == NULL)
+        goto fail;
+    for (Py_ssize_t k = 0; k < n; k++)
+        PyTuple_SET_ITEM(rec, k, items[k]);
+    return rec;
+fail:
+    for (Py_ssize_t k = 0; k < n; k++)
+        Py_XDECREF(items[k]);
+    return NULL;
+}
+
+static PyObject *make_token(PyTypeObject *type, const Scan *s, Py_ssize_t a, Py_ssize_t b) {
+    PyObject *items[3] = {PyLong_FromSsize_t(a), PyLong_FromSsize_t(b),
+                          PyBytes_FromStringAndSize((const char *)s->d + a, b - a)};
+    return new_record(type, 3, items);
 }
 
 static PyObject *scan(PyObject *self, PyObject *args) {
@@ -1103,26 +1110,12 @@ static PyObject *define_records(PyObject *self, PyObject *args) {
             end = logical_end_at_newline(d, n, start);
         else if (end < n && d[end] == '\r')
             end++;
-        PyObject *params = po >= 0 ? split_params(d, po + 1, me - 1) : (Py_INCREF(Py_None), Py_None);
-        PyObject *m = mtype->tp_alloc(mtype, 6);
-        PyObject *a = PyLong_FromSsize_t(start), *b = PyLong_FromSsize_t(me), *c = PyLong_FromSsize_t(end),
-                 *e = PyLong_FromSsize_t(ns);
-        if (params == NULL || m == NULL || a == NULL || b == NULL || c == NULL || e == NULL) {
-            Py_DECREF(word);
-            Py_XDECREF(params);
-            Py_XDECREF(m);
-            Py_XDECREF(a);
-            Py_XDECREF(b);
-            Py_XDECREF(c);
-            Py_XDECREF(e);
+        PyObject *items[6] = {word, po >= 0 ? split_params(d, po + 1, me - 1) : (Py_INCREF(Py_None), Py_None),
+                              PyLong_FromSsize_t(start), PyLong_FromSsize_t(me), PyLong_FromSsize_t(end),
+                              PyLong_FromSsize_t(ns)};
+        PyObject *m = new_record(mtype, 6, items);
+        if (m == NULL)
             goto fail;
-        }
-        PyTuple_SET_ITEM(m, 0, word);
-        PyTuple_SET_ITEM(m, 1, params);
-        PyTuple_SET_ITEM(m, 2, a);
-        PyTuple_SET_ITEM(m, 3, b);
-        PyTuple_SET_ITEM(m, 4, c);
-        PyTuple_SET_ITEM(m, 5, e);
         int failed = PyList_Append(out, m) < 0;
         Py_DECREF(m);
         if (failed)
@@ -1188,25 +1181,9 @@ static inline int cmake_unquoted(unsigned char c) {
 
 static PyObject *make_arg(PyTypeObject *type, const unsigned char *d, Py_ssize_t a, Py_ssize_t b, int quoted,
                           Py_ssize_t ta, Py_ssize_t tb) {
-    PyObject *arg = type->tp_alloc(type, 4);
-    if (arg == NULL)
-        return NULL;
-    PyObject *sa = PyLong_FromSsize_t(a), *sb = PyLong_FromSsize_t(b);
-    PyObject *text = PyBytes_FromStringAndSize((const char *)d + ta, tb > ta ? tb - ta : 0);
-    if (sa == NULL || sb == NULL || text == NULL) {
-        Py_XDECREF(sa);
-        Py_XDECREF(sb);
-        Py_XDECREF(text);
-        Py_DECREF(arg);
-        return NULL;
-    }
-    PyObject *q = quoted ? Py_True : Py_False;
-    Py_INCREF(q);
-    PyTuple_SET_ITEM(arg, 0, sa);
-    PyTuple_SET_ITEM(arg, 1, sb);
-    PyTuple_SET_ITEM(arg, 2, q);
-    PyTuple_SET_ITEM(arg, 3, text);
-    return arg;
+    PyObject *items[4] = {PyLong_FromSsize_t(a), PyLong_FromSsize_t(b), PyBool_FromLong(quoted),
+                          PyBytes_FromStringAndSize((const char *)d + ta, tb > ta ? tb - ta : 0)};
+    return new_record(type, 4, items);
 }
 
 /* cmake._arguments: from just past `(`, the arguments into `args`; returns the offset of the
@@ -1343,29 +1320,18 @@ static PyObject *cmake_parse(PyObject *self, PyObject *pyargs) {
         Py_ssize_t ind = line_start;
         while (ind < start && (d[ind] == ' ' || d[ind] == '\t'))
             ind++;
-        PyObject *cmd = ((PyTypeObject *)command_type)->tp_alloc((PyTypeObject *)command_type, 5);
+        PyObject *name = PyUnicode_New(name_end - start, 127);
+        if (name != NULL) {
+            Py_UCS1 *lower = PyUnicode_1BYTE_DATA(name);
+            for (Py_ssize_t k = start; k < name_end; k++)
+                lower[k - start] = (Py_UCS1)(d[k] >= 'A' && d[k] <= 'Z' ? d[k] + 32 : d[k]);
+        }
+        PyObject *items[5] = {name, PyLong_FromSsize_t(start), PyLong_FromSsize_t(close), args,
+                              PyBytes_FromStringAndSize((const char *)d + line_start, ind == start ? start - line_start : 0)};
+        args = NULL;  /* the record's now, or released with it */
+        PyObject *cmd = new_record((PyTypeObject *)command_type, 5, items);
         if (cmd == NULL)
             goto fail;
-        PyObject *name = PyUnicode_New(name_end - start, 127);
-        PyObject *sa = PyLong_FromSsize_t(start), *sc = PyLong_FromSsize_t(close);
-        PyObject *indent = PyBytes_FromStringAndSize((const char *)d + line_start, ind == start ? start - line_start : 0);
-        if (name == NULL || sa == NULL || sc == NULL || indent == NULL) {
-            Py_XDECREF(name);
-            Py_XDECREF(sa);
-            Py_XDECREF(sc);
-            Py_XDECREF(indent);
-            Py_DECREF(cmd);
-            goto fail;
-        }
-        Py_UCS1 *lower = PyUnicode_1BYTE_DATA(name);
-        for (Py_ssize_t k = start; k < name_end; k++)
-            lower[k - start] = (Py_UCS1)(d[k] >= 'A' && d[k] <= 'Z' ? d[k] + 32 : d[k]);
-        PyTuple_SET_ITEM(cmd, 0, name);
-        PyTuple_SET_ITEM(cmd, 1, sa);
-        PyTuple_SET_ITEM(cmd, 2, sc);
-        PyTuple_SET_ITEM(cmd, 3, args);
-        args = NULL;
-        PyTuple_SET_ITEM(cmd, 4, indent);
         int failed = PyList_Append(commands, cmd) < 0;
         Py_DECREF(cmd);
         if (failed)
