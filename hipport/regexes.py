@@ -16,6 +16,7 @@ a file's own names use re.compile, so the stored set stays the same from run to 
 
 from __future__ import annotations
 
+import functools
 import marshal
 import os
 import re
@@ -39,6 +40,7 @@ def _stamp() -> bytes:
     return _FORMAT + repr((sys.version, sys.implementation.cache_tag, magic)).encode()
 
 
+@functools.lru_cache(maxsize=1)
 def _cache_path() -> Path | None:
     tag = sys.implementation.cache_tag
     return None if tag is None else Path(__file__).resolve().parent / "__pycache__" / f"regexes.{tag}.marshal"
@@ -107,8 +109,10 @@ def save() -> None:
     """Write the entries when this process compiled new ones (atomically: a temporary file,
     then a rename, so a parallel process never reads half a file). Called once the rules and
     tables are loaded (loaders.prepare) and as a command ends (for modules imported later)."""
+    if not _store.added or _store.entries is None or sys.dont_write_bytecode:
+        return  # the common case, asked as every batch of files is loaded: nothing new
     entries, path = _store.entries, _cache_path()
-    if not _store.added or entries is None or path is None or sys.dont_write_bytecode:
+    if path is None:
         return
     _store.added = 0
     if len(entries) > _MAX_ENTRIES:  # mostly patterns of older builds: keep this run's
