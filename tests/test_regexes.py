@@ -110,3 +110,14 @@ def test_a_pattern_object_and_re_flags_pass_through():
     compiled = re.compile("ab")
     assert regexes.compile(compiled) is compiled
     assert regexes.compile("ab", re.I).flags & re.I
+
+
+def test_saving_with_nothing_new_asks_nothing_of_the_file_system(store, monkeypatch):
+    # check loads the rules once per file, and saves each time: that must cost nothing
+    regexes.compile(rb"x+y")
+    regexes.save()
+    _fresh_process(monkeypatch)
+    regexes.compile(rb"x+y")  # found in the file
+    monkeypatch.setattr(regexes, "_cache_path", lambda: pytest.fail("looked for the stored file"))
+    for _ in range(3):
+        regexes.save()
