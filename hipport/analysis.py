@@ -60,14 +60,15 @@ class FileContext:
 
 
 def to_finding(ctx: FileContext, rule: Rule, hit: Hit) -> Finding:
-    line, col = ctx.source.line_col(hit.start)
-    end_line, end_col = ctx.source.line_col(max(hit.start, hit.end))
-    return Finding(
-        path=ctx.path, line=line, column=col, end_line=end_line, end_column=end_col,
-        rule=rule.code, category=rule.category, severity=hit.severity or rule.severity,
-        effort=rule.effort, message=hit.message, suggestion=hit.suggestion,
-        snippet=ctx.source.line_text(line).strip(),
-    )
+    src = ctx.source
+    line, col = src.line_col(hit.start)
+    end_line, end_col = src.line_col(max(hit.start, hit.end))
+    # Finding's fields in order, without the NamedTuple's Python-level __new__ (a finding each)
+    return tuple.__new__(Finding, (
+        ctx.path, line, col, end_line, end_col, rule.code, rule.category,
+        hit.severity or rule.severity, rule.effort, hit.message, hit.suggestion,
+        src.line_text(line).strip(),
+    ))
 
 
 class _Plan:

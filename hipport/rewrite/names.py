@@ -95,7 +95,7 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     first: dict[bytes, int] = {}
     qualified_rows = _qualified_rows(mappings)
     last_words, prefixes = qualified_rows.last_words, qualified_rows.prefixes
-    libraries: dict[str, str] = {}  # table row -> its library, once per row and file
+    parts = _edit_parts(mappings)
     # The candidate words that count: a mapped one may be renamed, any other CUDA-looking one
     # reported as unmapped, a qualified row's last word (`par`) only where qualified.
     # `threadIdx`, `min`: nothing to rename or report, wherever they are.
@@ -112,12 +112,15 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     else:
         own = declared() if declared else user_declared(data, lexed.identifiers)
     new_edit = tuple.__new__  # Edit(...) without the NamedTuple's Python-level __new__: an edit per name
+    contexts = lexed.contexts  # the scanner's, for every name (_context finds what it lacks)
     for tok, word in wanted:
         if tok.start in own:
             continue
         key = word  # the table row: a qualified one (`thrust::cuda::par`) where the code says so
         new = names.get(word)
-        context = _context(lexed, tok.start, tok.end)
+        context = contexts.get(tok.start)
+        if context is None:
+            context = _context(lexed, tok.start, tok.end)
         if context == "qualified":
             key, new = _qualified(lexed, tok.start, word, mappings)
             if key is None:
@@ -153,11 +156,11 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
             continue
         if new == word:
             continue  # `par` in `thrust::cuda::par`: only its qualifier changes
-        library = libraries.get(key)
-        if library is None:
+        made = parts.get((key, new))
+        if made is None:
             entry = mappings.lookup(key)
-            library = libraries[key] = entry.library if entry else ""
-        edits.append(new_edit(Edit, (tok.start, tok.end, new.encode("ascii"), library, key)))
+            made = parts[(key, new)] = (new.encode("ascii"), entry.library if entry else "")
+        edits.append(new_edit(Edit, (tok.start, tok.end, made[0], made[1], key)))
     macros = lexed.defined_names if leftovers else frozenset()
     unmapped = []
     for name, count in sorted(leftovers.items()):
@@ -208,7 +211,15 @@ def _qualified_rows(mappings: Mappings) -> _Qualified:
     return _per_mappings(mappings, "qualified", make)
 
 
-_MAX_WORDS = 200_000  # _looked_at's answers kept (a tree's files repeat a few thousand words)
+_MAX_WORDS = 200_000  # _looked_at's and _edit_parts' answers kept (a tree's files repeat a few thousand words)
+
+
+def _edit_parts(mappings: Mappings) -> dict[tuple[str, str], tuple[bytes, str]]:
+    """(table row, new name) -> the edit's bytes and the row's library, filled as names come."""
+    parts = _per_mappings(mappings, "edit-parts", lambda _m: {})
+    if len(parts) > _MAX_WORDS:
+        parts.clear()
+    return parts
 
 
 def _looked_at(mappings: Mappings) -> dict[str, bool]:
