@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from hipport import __version__, regexes
+from hipport import __version__
 from hipport.cache import cache_dir
 from hipport.config import load_settings, parse_target
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
@@ -469,7 +469,11 @@ def main(argv: list[str] | None = None) -> None:
         try:
             args.func(args)
         finally:
-            regexes.save()  # patterns of modules imported after loading (build-file rewriters)
+            # patterns of modules imported after loading (build-file rewriters); a run served
+            # from the cache never imported the module, nor compiled a pattern through it
+            stored = sys.modules.get("hipport.regexes")
+            if stored is not None:
+                stored.save()
     except BrokenPipeError:
         # The reader went away (`hipport port --diff x | head`): not an error of ours.
         sys.stderr.close()

@@ -21,7 +21,6 @@ import marshal
 import os
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 try:  # the engine's internals; absent or different, every pattern is compiled as usual
@@ -41,9 +40,11 @@ def _stamp() -> bytes:
 
 
 @functools.lru_cache(maxsize=1)
-def _cache_path() -> Path | None:
+def _cache_path() -> str | None:
+    """Beside this module's bytecode (os.path: a run served from the cache imports no pathlib)."""
     tag = sys.implementation.cache_tag
-    return None if tag is None else Path(__file__).resolve().parent / "__pycache__" / f"regexes.{tag}.marshal"
+    here = os.path.dirname(os.path.realpath(__file__))
+    return None if tag is None else os.path.join(here, "__pycache__", f"regexes.{tag}.marshal")
 
 
 class _Store:
@@ -117,13 +118,14 @@ def save() -> None:
     _store.added = 0
     if len(entries) > _MAX_ENTRIES:  # mostly patterns of older builds: keep this run's
         entries = {key: entries[key] for key in _store.used if key in entries}
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        path.parent.mkdir(exist_ok=True)
-        tmp.write_bytes(marshal.dumps((_stamp(), entries)))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(marshal.dumps((_stamp(), entries)))
         os.replace(tmp, path)
     except (OSError, ValueError):  # a read-only install: patterns are compiled each time
         try:
-            tmp.unlink(missing_ok=True)
+            os.unlink(tmp)
         except OSError:
             pass

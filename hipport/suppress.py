@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from typing import Iterable, Sequence
 
-from hipport import __version__, regexes
+from hipport import __version__
 from hipport.errors import HipportError
 from hipport.findings import Finding
 from hipport.rules import CATEGORY_CODES, Hit, Rule
@@ -38,7 +38,9 @@ from hipport.rules import CATEGORY_CODES, Hit, Rule
 SUPPRESSION_CATEGORY = "suppression"
 BASELINE_VERSION = 1
 
-_MARKER = regexes.compile(
+# re, not hipport.regexes: a run served from the cache reads suppressions, and loading the
+# stored patterns for these few would cost it more than compiling them.
+_MARKER = re.compile(
     rb"hipport:[ \t]*ignore(?P<file>-file)?(?![\w-])"
     rb"(?:[ \t]*\[(?P<names>[^\]\r\n]*)(?P<close>\])?)?"
 )
@@ -55,7 +57,7 @@ _HASH_COMMENTS = {
 }
 _HASH_COMMENTS["setup.py"] = _HASH_COMMENTS["python"]
 _HASH_COMMENTS["pyproject"] = _HASH_COMMENTS["python"]  # TOML quotes the same way for this purpose
-_HASH_PATTERNS = {k: regexes.compile(v) for k, v in _HASH_COMMENTS.items()}
+_HASH_PATTERNS = {k: re.compile(v) for k, v in _HASH_COMMENTS.items()}
 
 
 def comment_spans(data: bytes, kind: str, c_comments: Sequence[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
