@@ -1,6 +1,6 @@
 """re.compile for the patterns hipport builds as it loads, kept compiled between runs.
 
-Loading the rules and tables compiles some 250 regular expressions: a quarter of a pre-commit
+Loading the rules and tables compiles some 230 regular expressions: a quarter of a pre-commit
 check's time, and the same again in every `-j` worker. Python parses each pattern and emits its
 matching code afresh in every process; here the code of each pattern made through compile() is
 kept beside hipport's bytecode (in __pycache__, per Python build, unless PYTHONDONTWRITEBYTECODE
