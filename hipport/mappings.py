@@ -79,6 +79,8 @@ class Mappings:
         self._reasons: dict[str, str | None] = {}
         # wanted()'s answers, per test: the table rules ask about the same names in every file
         self._wanted: dict[Callable, dict[str, bool]] = {}
+        # what other modules work out from these tables once, each under its own key
+        self.memo: dict[str, Any] = {}
 
     def lookup(self, name: str) -> Entry | None:
         return self.entries.get(name)

@@ -31,9 +31,9 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
     data = lexed.data
     if not starts:
         return False
-    says = lexed.facts.get("declarations.words")
+    says = lexed.memo.get("declarations.words")
     if says is None:  # one pass in C for the words, once per file (the renamer and rules ask)
-        says = lexed.facts["declarations.words"] = frozenset(_FILE_WORDS.words[i] for i in _FILE_WORDS.found(data))
+        says = lexed.memo["declarations.words"] = frozenset(_FILE_WORDS.words[i] for i in _FILE_WORDS.found(data))
     if says.isdisjoint(_SCOPE_WORDS):
         return False
     braces = lexed.braces

@@ -88,7 +88,7 @@ class Lexed:
         self.directives = [] if directives is None else directives
         self.contexts = {} if contexts is None else contexts  # names._context
         self.brace_offsets = brace_offsets  # code_braces()
-        self.facts: dict[str, object] = {}  # what other modules learn of the file once, by their key
+        self.memo: dict[str, object] = {}  # what other modules work out from the file once, each under its own key
         self._launches: list[int] | None = None  # find_launches()
         self._comment_starts: list[int] = []
         self._skip_starts: list[int] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable, NamedTuple, TypeVar
+from typing import Callable, NamedTuple
 
 from hipport import regexes
 from hipport.edits import Edit
@@ -20,7 +20,6 @@ CUDA_LOOKING = regexes.compile(
 )
 _TRAILING_WORD = regexes.compile(rb"(\w+)\s*\Z")
 _LOOKBEHIND = 96  # bytes of context enough to see `obj.`, `a->`, `ns ::`, `##`
-T = TypeVar("T")
 
 
 class Unmapped(NamedTuple):
@@ -95,11 +94,11 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     first: dict[bytes, int] = {}
     qualified_rows = _qualified_rows(mappings)
     last_words, prefixes = qualified_rows.last_words, qualified_rows.prefixes
-    parts = _edit_parts(mappings)
+    parts = _answers(mappings, "names.edit-parts")
     # The candidate words that count: a mapped one may be renamed, any other CUDA-looking one
     # reported as unmapped, a qualified row's last word (`par`) only where qualified.
     # `threadIdx`, `min`: nothing to rename or report, wherever they are.
-    looked_at = _looked_at(mappings)
+    looked_at = _answers(mappings, "names.looked-at")
     wanted = []
     for tok, word in zip(lexed.identifiers, lexed.words):
         looks = looked_at.get(word)
@@ -190,43 +189,27 @@ class _Qualified(NamedTuple):
     last_words: frozenset[str]  # `par`, ...: their last words (names the code may qualify)
 
 
-_per_mappings_cache: dict[tuple[str, int], tuple[Mappings, object]] = {}
-
-
-def _per_mappings(mappings: Mappings, name: str, make: Callable[[Mappings], T]) -> T:
-    """make(mappings), once per Mappings (kept with it, so that its id stays its own)."""
-    cached = _per_mappings_cache.get((name, id(mappings)))
-    if cached is None or cached[0] is not mappings:
-        cached = _per_mappings_cache[(name, id(mappings))] = (mappings, make(mappings))
-    return cached[1]  # type: ignore[return-value]
-
-
 def _qualified_rows(mappings: Mappings) -> _Qualified:
     """What the qualified table rows (`thrust::cuda::par`) are made of, once per Mappings."""
-    def make(m: Mappings) -> _Qualified:
-        parts = [k.split("::") for k in m.entries if "::" in k]
-        return _Qualified(frozenset("::".join(p[:i]) for p in parts for i in range(1, len(p))),
-                          frozenset(p[-1] for p in parts))
-
-    return _per_mappings(mappings, "qualified", make)
-
-
-_MAX_WORDS = 200_000  # _looked_at's and _edit_parts' answers kept (a tree's files repeat a few thousand words)
+    rows = mappings.memo.get("names.qualified")
+    if rows is None:
+        parts = [k.split("::") for k in mappings.entries if "::" in k]
+        rows = mappings.memo["names.qualified"] = _Qualified(
+            frozenset("::".join(p[:i]) for p in parts for i in range(1, len(p))),
+            frozenset(p[-1] for p in parts))
+    return rows
 
 
-def _edit_parts(mappings: Mappings) -> dict[tuple[str, str], tuple[bytes, str]]:
-    """(table row, new name) -> the edit's bytes and the row's library, filled as names come."""
-    parts = _per_mappings(mappings, "edit-parts", lambda _m: {})
-    if len(parts) > _MAX_WORDS:
-        parts.clear()
-    return parts
+_MAX_ANSWERS = 200_000  # kept per _answers table (a tree's files repeat a few thousand words)
 
 
-def _looked_at(mappings: Mappings) -> dict[str, bool]:
-    """word -> whether the renamer looks at it wherever it stands (mapped, transformed or
-    CUDA-looking), filled as words come: answered once per word, not once per use."""
-    answers = _per_mappings(mappings, "looked-at", lambda _m: {})
-    if len(answers) > _MAX_WORDS:
+def _answers(mappings: Mappings, name: str) -> dict:
+    """A table of the renamer's answers kept with `mappings`, filled as names come: answered
+    once per name, not once per use. "names.looked-at": word -> whether the renamer looks at
+    it wherever it stands (mapped, transformed or CUDA-looking); "names.edit-parts": (table
+    row, new name) -> the edit's bytes and the row's library."""
+    answers = mappings.memo.setdefault(name, {})
+    if len(answers) > _MAX_ANSWERS:
         answers.clear()
     return answers
 
