@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
+from hipport.patterns import word_start
 
 if TYPE_CHECKING:  # the report reads kernel scans without the lexer
     from hipport.parse.lexer import Lexed, Token
@@ -27,10 +28,10 @@ _ATTRIBUTES = frozenset({b"__launch_bounds__", b"__attribute__", b"__declspec", 
                          b"__align__", b"__maxnreg__", b"__cluster_dims__", b"decltype"})
 _NOT_A_NAME = frozenset({b"operator", b"const", b"volatile", b"static", b"inline", b"extern",
                          b"void", b"__forceinline__", b"__noinline__", b"__device__"})
-_GGL = regexes.compile(rb"\bhipLaunchKernelGGL\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?"
+_GGL = regexes.compile(word_start(b"hipLaunchKernelGGL") + rb"\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?"
                   rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)")
 _LAUNCH_API = regexes.compile(
-    rb"\b(?:cuda|hip)Launch(?:Cooperative)?Kernel\s*(?:<[^<>;]*>\s*)?\(\s*"
+    rb"(?:" + word_start(b"cuda") + b"|" + word_start(b"hip") + rb")Launch(?:Cooperative)?Kernel\s*(?:<[^<>;]*>\s*)?\(\s*"
     rb"(?:\(\s*(?:const\s+)?void\s*\*\s*\)\s*|reinterpret_cast\s*<[^<>;]*>\s*\(\s*)?&?\s*"
     rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)")
 _LOOKBACK = 256

@@ -183,6 +183,21 @@ def test_substrings_in_c_as_by_in(data):
     assert len(first) == min(1, len(found)) and set(first) <= set(found)
 
 
+@needs_scanner
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"t", b"e", b"x", b"<", b"a", b"b", b"\x00", b"\xff", b"\xfe", b"y",
+                                 b"z", b"texture", b" "]), max_size=30).map(b"".join),
+       st.lists(st.sampled_from([b"t", b"e", b"x", b"<", b"a", b"b", b"\x00", b"\xfe", b"texture", b" "]),
+                max_size=30).map(b"".join),
+       st.integers(0, 3))
+def test_substrings_in_c_as_by_in_on_long_data(head, tail, gap):
+    """From 4096 bytes on, a pass clears a pair's flag once all its words are found: the words
+    found after that (and the last bytes, tested one by one) are still those `in` finds."""
+    data = head + b" " * (4096 + gap) + tail
+    assert lexer.Substrings(WORDS).found(data) == _in_each(WORDS, data)
+    assert lexer.Substrings(WORDS).at(data) == _places(WORDS, data)
+
+
 def test_substrings_without_the_scanner(monkeypatch):
     monkeypatch.setattr(lexer, "_scan", None)
     assert lexer.Substrings(WORDS).found(b"x texture <<< a") == [0, 1, 2, 3, 4, 5]

@@ -42,6 +42,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 static PyObject *MEMBER, *QUALIFIED, *PASTED, *PLAIN; /* a name's context (names._context) */
@@ -69,19 +70,33 @@ static inline int is_digit(unsigned char c) { return CLASS[c] & C_DIGIT; }
 static inline int is_alnum(unsigned char c) { return CLASS[c] & C_ALNUM; }
 static inline int is_plain(unsigned char c) { return CLASS[c] & C_PLAIN; }
 
-/* Marks in `pairs` (8192 bytes, bit b0 << 8 | b1) the first two bytes of a word of `len` > 0
- * bytes at `b`; a word of one byte marks every second byte. */
+/* The two bytes at p as one number, as the machine loads them (one 16-bit load, no shift):
+ * the key of their flag in a Words' `pairs`. */
+static inline unsigned pair_at(const unsigned char *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+/* The key of b0 followed by b1 (the tables are built, and a buffer's last byte is keyed, with
+ * it: the last byte pairs with a 0). */
+static inline unsigned pair_of_bytes(unsigned char b0, unsigned char b1) {
+    unsigned char two[2] = {b0, b1};
+    return pair_at(two);
+}
+
+/* Sets in `pairs` (65536 flags, one per pair of bytes) the flag of the first two bytes of a
+ * word of `len` > 0 bytes at `b`; a word of one byte sets the flags of every second byte. */
 static void mark_pair(unsigned char *pairs, const unsigned char *b, Py_ssize_t len) {
     unsigned first = len == 1 ? 0u : b[1], last = len == 1 ? 255u : b[1];
-    for (unsigned b1 = first; b1 <= last; b1++) {
-        unsigned key = (unsigned)b[0] << 8 | b1;
-        pairs[key >> 3] |= (unsigned char)(1u << (key & 7));
-    }
+    for (unsigned b1 = first; b1 <= last; b1++)
+        pairs[pair_of_bytes(b[0], (unsigned char)b1)] = 1;
 }
 
 /* A set of byte strings to look for, made once (words_table) and used on every file
  * (words_found, words_at). A position is a candidate when some word starts with its first two
- * bytes (one bit of `pairs`; a word of one byte sets the bits of every second byte); there the
+ * bytes (a flag of `pairs`, a byte each: one load a position where a bit would cost a shift
+ * and a mask; a word of one byte sets the flags of every second byte); there the
  * words are walked as a trie, one byte a step, so a position costs the length of the longest
  * word it starts, not a comparison per word that shares its first bytes (thirty `cu` words). */
 typedef struct {
@@ -89,7 +104,7 @@ typedef struct {
     Py_ssize_t *len;           /* each word's length */
     int *same;                 /* per word: the next word of the same bytes (a higher index), or -1 */
     int *pair_of;              /* per word: its pair's number (-1 for a one-byte word) */
-    unsigned *pair_key;        /* per pair number: b0 << 8 | b1 */
+    unsigned *pair_key;        /* per pair number: its key (pair_of_bytes) */
     int *pair_words;           /* per pair number: how many words start with it */
     int npairs;
     /* the trie: node 0.. ; a node is one byte of one or more words */
@@ -98,7 +113,7 @@ typedef struct {
     int nnodes;
     int root[256];             /* the node of each first byte, or -1 */
     unsigned char short_first[256]; /* some one-byte word is this byte: its pairs stay marked */
-    unsigned char pairs[8192]; /* bit (b0 << 8 | b1) */
+    unsigned char pairs[65536]; /* flag per key (pair_of_bytes) */
     PyObject *words;           /* the tuple, kept alive */
 } Words;
 
@@ -191,7 +206,7 @@ static PyObject *words_table(PyObject *self, PyObject *arg) {
             t->pair_of[i] = -1;
             t->short_first[b[0]] = 1;
         } else {
-            unsigned key = (unsigned)b[0] << 8 | b[1];
+            unsigned key = pair_of_bytes(b[0], b[1]);
             if (pair_number[key] == 0) {
                 t->pair_key[t->npairs] = key;
                 pair_number[key] = ++t->npairs;
@@ -234,6 +249,23 @@ static inline int trie_step(const Words *t, int node, unsigned char c) {
     return ch;
 }
 
+/* The first position from i on where some word may start (the flag of its two bytes is set),
+ * or n. Most positions start no word: this loop is most of a search's time, four positions a
+ * test where it can. */
+static inline Py_ssize_t next_start(const unsigned char *pairs, const unsigned char *d, Py_ssize_t i,
+                                    Py_ssize_t n) {
+    for (; i + 4 < n; i += 4) {
+        if (pairs[pair_at(d + i)] | pairs[pair_at(d + i + 1)] | pairs[pair_at(d + i + 2)] |
+            pairs[pair_at(d + i + 3)])
+            break;
+    }
+    for (; i + 1 < n; i++) {
+        if (pairs[pair_at(d + i)])
+            return i;
+    }
+    return i < n && pairs[pair_of_bytes(d[i], 0)] ? i : n;
+}
+
 typedef struct {
     const unsigned char *d;
     Py_ssize_t n;
@@ -248,8 +280,7 @@ typedef struct {
 static int starts_with_prefix(const Scan *s, Py_ssize_t i) {
     const Words *t = s->prefixes;
     const unsigned char *d = s->d;
-    unsigned key = (unsigned)d[i] << 8 | (i + 1 < s->n ? d[i + 1] : 0u);
-    if (!(t->pairs[key >> 3] & (1u << (key & 7))))
+    if (!t->pairs[i + 1 < s->n ? pair_at(d + i) : pair_of_bytes(d[i], 0)])
         return 0;
     for (Py_ssize_t k = i, node = t->root[d[i]]; node >= 0;) {
         if (t->term[node] >= 0)
@@ -883,31 +914,28 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
     Words *t = PyCapsule_GetPointer(capsule, "hipport.words");
     const unsigned char *d = buf.buf;
     Py_ssize_t n = buf.len, left = t == NULL ? 0 : t->n;
-    /* A pair's bit is cleared once every word that starts with it is found: a common pair
-     * (`te` of `tex`) then costs one test per byte, and the scan ends when every word is found.
-     * That takes a copy of the bits (8 KB), worth it on long data only: a short buffer (a
-     * macro's body) and a search for the first word read the table's own. */
+    /* A pair's flag is cleared once every word that starts with it is found: a common pair
+     * (`te` of `tex`) then costs no walk, and the scan ends when every word is found. That
+     * takes a copy of the flags (64 KB), worth it on long data only: a short buffer (a macro's
+     * body) and a search for the first word read the table's own. */
     int clearing = !first && n >= 4096;
     char *found = t == NULL ? NULL : PyMem_Calloc((size_t)t->n + 1, 1);
     int *pending = clearing ? PyMem_Malloc(((size_t)t->npairs + 1) * sizeof(int)) : NULL;
-    unsigned char copy[8192];
+    unsigned char *copy = clearing ? PyMem_Malloc(sizeof(t->pairs)) : NULL;
     const unsigned char *pairs = t == NULL ? NULL : t->pairs;
-    if (found == NULL || (clearing && pending == NULL)) {
+    if (found == NULL || (clearing && (pending == NULL || copy == NULL))) {
         PyMem_Free(found);
         PyMem_Free(pending);
+        PyMem_Free(copy);
         PyBuffer_Release(&buf);
         return t == NULL ? NULL : PyErr_NoMemory();
     }
     if (clearing) {
         memcpy(pending, t->pair_words, (size_t)t->npairs * sizeof(int));
-        memcpy(copy, t->pairs, sizeof(copy));
+        memcpy(copy, t->pairs, sizeof(t->pairs));
         pairs = copy;
     }
-    for (Py_ssize_t i = 0; i < n && left > 0; i++) {
-        unsigned b1 = i + 1 < n ? d[i + 1] : 0;
-        unsigned key = (unsigned)d[i] << 8 | b1;
-        if (!(pairs[key >> 3] & (1u << (key & 7))))
-            continue;
+    for (Py_ssize_t i = next_start(pairs, d, 0, n); i < n && left > 0; i = next_start(pairs, d, i + 1, n)) {
         int node = t->root[d[i]];
         for (Py_ssize_t k = i; node >= 0;) {
             for (int j = t->term[node]; j >= 0; j = t->same[j]) {
@@ -916,8 +944,8 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
                 found[j] = 1;
                 left = first ? 0 : left - 1;
                 int p = t->pair_of[j];
-                if (clearing && p >= 0 && --pending[p] == 0 && !t->short_first[t->pair_key[p] >> 8])
-                    copy[t->pair_key[p] >> 3] &= (unsigned char)~(1u << (t->pair_key[p] & 7));
+                if (clearing && p >= 0 && --pending[p] == 0 && !t->short_first[d[i]])
+                    copy[t->pair_key[p]] = 0;
             }
             if (left == 0 || ++k >= n)
                 break;
@@ -926,6 +954,7 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
     }
     PyBuffer_Release(&buf);
     PyMem_Free(pending);
+    PyMem_Free(copy);
     PyObject *out = PyList_New(0);
     for (Py_ssize_t j = 0; out != NULL && j < t->n; j++) {
         if (found[j] && append_offset(out, j) < 0)
@@ -945,11 +974,8 @@ static PyObject *words_at(PyObject *self, PyObject *args) {
     PyObject *out = t == NULL ? NULL : PyList_New(0);
     const unsigned char *d = buf.buf;
     Py_ssize_t n = buf.len;
-    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
-        unsigned b1 = i + 1 < n ? d[i + 1] : 0;
-        unsigned key = (unsigned)d[i] << 8 | b1;
-        if (!(t->pairs[key >> 3] & (1u << (key & 7))))
-            continue;
+    for (Py_ssize_t i = t == NULL ? n : next_start(t->pairs, d, 0, n); out != NULL && i < n;
+         i = next_start(t->pairs, d, i + 1, n)) {
         /* the words starting here are the terminals on the walk: the lowest index wins */
         int best = -1;
         for (Py_ssize_t k = i, node = t->root[d[i]]; node >= 0;) {

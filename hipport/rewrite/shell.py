@@ -221,7 +221,9 @@ def apply_rule(rule: FlagRule, value: str | None) -> list[str] | None:
 # A flag starts a word in build text (shell, make, CMake arguments, quoted strings); its value
 # runs to the end of the word.
 _VALUE = r"""(?:\\"|\$\([\w.]+\)|\$\{[\w.]+\}|[^\s"';()<>`|&])"""
-_FLAG_WORD = regexes.compile((r"(?<![^\s\"'(;:>=,\[`])(-{1,2}[A-Za-z][\w.+-]*)(?:=(" + _VALUE + r"*))?").encode())
+# (The lookbehind follows the first `-`, so that re searches for that literal: the byte
+# before the flag is one of those that may end the word before it, or there is none.)
+_FLAG_WORD = regexes.compile((r"(-(?<![^\s\"'(;:>=,\[`]-)-?[A-Za-z][\w.+-]*)(?:=(" + _VALUE + r"*))?").encode())
 _NEXT_WORD = regexes.compile(rb"(?:[ \t]+|[ \t]*\\\r?\n[ \t]*|;)(" + _VALUE.encode() + rb"+)")
 _HSPACE = b" \t"
 

@@ -22,7 +22,7 @@ ARCH_MACROS = {
     "__CUDA_ARCH_HAS_FEATURE__": "an NVIDIA architecture feature set",
     "__CUDA_ARCH_FEAT_*": "an NVIDIA architecture feature set (e.g. SM90_ALL for Hopper)",
 }
-_ARCH_MACRO = (rb"\b__CUDA_ARCH(?:__|_LIST__|_SPECIFIC__|_FAMILY_SPECIFIC__|_HAS_FEATURE__"
+_ARCH_MACRO = (sx.word_start(b"__CUDA_ARCH") + rb"(?:__|_LIST__|_SPECIFIC__|_FAMILY_SPECIFIC__|_HAS_FEATURE__"
                rb"|_FEAT_\w+)")
 # Compiler-identity macros: tested to pick nvcc-specific code (reported as info).
 COMPILER_MACROS = {"__NVCC__": "nvcc"}
@@ -41,7 +41,7 @@ _PROP_TYPES = (b"cudaDeviceProp", b"hipDeviceProp_t", b"CUdevprop")
 _PROP_DECLS = tuple(regexes.compile(re.escape(t) + rb"\s*(?:const\s*)?[*&]*\s*(?:const\s*)?([A-Za-z_]\w*)\s*[;,=)\[{(]")
                     for t in _PROP_TYPES)
 _PROP_AUTO = regexes.compile(
-    rb"\bauto\s*[*&]*\s*([A-Za-z_]\w*)\s*=\s*[\w:]*get(?:Current)?DeviceProperties\s*\(")
+    sx.word_start(b"auto") + rb"\s*[*&]*\s*([A-Za-z_]\w*)\s*=\s*[\w:]*get(?:Current)?DeviceProperties\s*\(")
 _PROP_CALL_MEMBER = regexes.compile(
     sx.word_start(b"get") + rb"(?:Current)?DeviceProperties\s*\([^()]*\)\s*->\s*(major|minor)\b")
 _MEMBER_TAIL = rb"\s*(?:\[[^\]\n]*\])?\s*(?:\.|->)\s*"
@@ -52,8 +52,8 @@ _CMP_BEFORE = regexes.compile(rb"(?:[=!<>]=|(?<![-<>])>|(?<!<)<)\s*\Z")
 
 @lru_cache(maxsize=8)
 def _arch_pattern(extra: frozenset[str]) -> re.Pattern[bytes]:
-    names = b"|".join(re.escape(n.encode()) for n in sorted(extra, key=len, reverse=True))
-    return re.compile(_ARCH_MACRO + (rb"|\b(?:" + names + rb")\b" if names else b""))
+    names = b"|".join(sx.word_start(n.encode()) for n in sorted(extra, key=len, reverse=True))
+    return re.compile(_ARCH_MACRO + (rb"|(?:" + names + rb")\b" if names else b""))
 
 
 _HIP_ARCH_HINT = ("test what the code needs instead: __HIP_DEVICE_COMPILE__ for the device pass, "
@@ -248,8 +248,8 @@ def _member_pattern(name: bytes) -> re.Pattern[bytes]:
 
 
 def _prop_objects(data: bytes) -> set[bytes]:
-    """Names of the device-property objects the file declares. _PROP_AUTO starts with `\b`,
-    which re cannot search for quickly: a substring test skips most files."""
+    """Names of the device-property objects the file declares (a substring test spares
+    most files _PROP_AUTO's search)."""
     props = {m.group(1) for m in leftmost_matches(_PROP_DECLS, data)}
     if b"DeviceProperties" in data:
         props.update(m.group(1) for m in _PROP_AUTO.finditer(data))
