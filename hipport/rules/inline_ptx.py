@@ -14,7 +14,7 @@ from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
-_ASM = regexes.compile(rb"\b(?:__asm__|__asm|asm)\b")
+_ASM = regexes.compile(rb"(?:" + b"|".join(sx.word_start(w) for w in (b"__asm__", b"__asm", b"asm")) + rb")\b")
 _QUALIFIER = regexes.compile(rb"(?:volatile|__volatile__|__volatile|inline|__inline__|goto)\b")
 _SPACE = regexes.compile(rb"(?:\s|\\\r?\n)+")
 # Bytes that are neither punctuation _asm_statement looks at, nor space, a line continuation

@@ -56,11 +56,17 @@ def _literal(ctx, node) -> int | None:
     return sx.eval_int(ctx, node) if has_number else None
 
 
-def _contains_any(data: bytes, *words: bytes) -> bool:
-    """Whether data contains one of the lower-case words, in any case: a file-wide pre-check for
-    the re.I name patterns. (Faster than an re.I search. Sound for names in str only where the
-    words' letters have no non-ASCII case variants, as those of warp, wave and lane have none.)"""
-    lowered = data.lower()
+def _lowered(ctx) -> bytes:
+    """The file's bytes lower-cased (ASCII letters only), once per file: several rules ask."""
+    return sx.memo(ctx, "warp.lowered", lambda c: c.data.lower())
+
+
+def _contains_any(ctx, *words: bytes) -> bool:
+    """Whether the file contains one of the lower-case words, in any case: a file-wide pre-check
+    for the re.I name patterns. (Faster than an re.I search. Sound for names in str only where
+    the words' letters have no non-ASCII case variants, as those of warp, wave and lane have
+    none.)"""
+    lowered = _lowered(ctx)
     return any(w in lowered for w in words)
 
 
@@ -400,7 +406,7 @@ def warp_size_constant_32(ctx):
     hipDeviceAttributeWarpSize on the host, or select 64/32 per target at compile time (e.g.
     from `__GFX9__`/`__AMDGCN_WAVEFRONT_SIZE`, where the ROCm release still defines it).
     """
-    lowered = ctx.data.lower()
+    lowered = _lowered(ctx)
     if not any(w in lowered for w in (b"warp", b"wave", b"lane")):
         return  # no name here could be flagged: every one mentions warp/wave/lane
     for m in sx.macro_bodies(ctx):
@@ -705,10 +711,10 @@ def _may_call_sync(data: bytes) -> bool:
     return False
 
 
-def _may_name_mask(data: bytes) -> bool:
+def _may_name_mask(ctx) -> bool:
     """Whether a name in the file may match _MASK_NAME. Non-ASCII files are assumed to: `s` and
     `k` have non-ASCII case variants (U+017F, U+212A) that the str pattern also matches."""
-    return not data.isascii() or _contains_any(data, b"mask")
+    return not ctx.data.isascii() or _contains_any(ctx, b"mask")
 
 
 _SYNC_NAME = regexes.compile(rb"__\w*_sync\b")
@@ -768,7 +774,7 @@ def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
     if not data.isascii():
         return True
     # ASCII: `mask` in any case is `mask` in the lower-cased text, at the same offsets
-    starts = {_NAME_START.search(data, max(0, at - 64), at).start() for at in starts_of(data.lower(), b"mask")}
+    starts = {_NAME_START.search(data, max(0, at - 64), at).start() for at in starts_of(_lowered(ctx), b"mask")}
     for name in flagged_names:
         starts.update(whole_word_starts(data, name.encode()))
     for at in starts:
@@ -843,7 +849,7 @@ def full_warp_mask_32_bit(ctx):
                       "naming every participating lane; this one covers lanes 0..31 only", _MASK_FIX)
         elif args[0].type == "identifier":
             flagged_names.add(sx.text(args[0]))
-    may_name_mask = _may_name_mask(data)
+    may_name_mask = _may_name_mask(ctx)
     for m in sx.macro_bodies(ctx) if flagged_names or may_name_mask else ():
         if m.params is not None:
             continue
@@ -1119,7 +1125,7 @@ def lane_bit_shift_32(ctx):
     `__lanemask_lt()` where available.
     """
     data = ctx.data
-    if (b"<<" not in data and b">>" not in data) or not _contains_any(data, b"lane"):
+    if (b"<<" not in data and b">>" not in data) or not _contains_any(ctx, b"lane"):
         return  # a shift, and its count must name a lane
     if not _may_shift_by_lane(ctx):
         return  # no shift may count a lane, or each that may is certainly host code: no tree
