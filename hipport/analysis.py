@@ -14,7 +14,7 @@ from hipport.mappings import Mappings
 from hipport.parse import tree as ts
 from hipport.parse.declarations import user_declared
 from hipport.parse.lexer import Lexed, Lexer, Substrings
-from hipport.rules import Hit, Rule, all_rules
+from hipport.rules import Guarded, Hit, Rule, all_rules
 from hipport.source import Source
 
 T = TypeVar("T")
@@ -84,9 +84,16 @@ class _Plan:
                 self.by_trigger.setdefault(t, []).append(i)
         self.words = [t for t in self.by_trigger if isinstance(t, bytes)]
         self.patterns = [t for t in self.by_trigger if not isinstance(t, bytes)]
-        # All byte-string triggers in one table: one pass over a file finds every one of them,
-        # where `in` would take a pass per trigger.
-        self.substrings = Substrings(self.words)
+        # All byte-string triggers in one table, and after them the words that Guarded
+        # patterns need: one pass over a file finds every one of them, where `in` would take a
+        # pass per trigger. Per pattern: its search, and the indices of its guard words (None:
+        # unguarded).
+        guards = sorted({w for t in self.patterns if isinstance(t, Guarded) for w in t.words} - set(self.words))
+        table = self.words + guards
+        index = {w: i for i, w in enumerate(table)}
+        self.searches = [(t, t.pattern.search, frozenset(index[w] for w in t.words)) if isinstance(t, Guarded)
+                         else (t, t.search, None) for t in self.patterns]
+        self.substrings = Substrings(table)
 
 
 _plans: dict[tuple, tuple] = {}
@@ -119,11 +126,13 @@ def run_plan(ctx: FileContext, plan: _Plan) -> list[Finding]:
     # One pass finds every byte-string trigger; each pattern trigger is one search.
     data, by_trigger = ctx.data, plan.by_trigger
     run = set(plan.always)
-    words = plan.words
-    for i in plan.substrings.found(data):
-        run.update(by_trigger[words[i]])
-    for t in plan.patterns:
-        if t.search(data):
+    words, n = plan.words, len(plan.words)
+    found = plan.substrings.found(data)
+    for i in found:
+        if i < n:
+            run.update(by_trigger[words[i]])
+    for t, search, guard in plan.searches:
+        if (guard is None or not guard.isdisjoint(found)) and search(data):
             run.update(by_trigger[t])
     out: list[Finding] = []
     for i in sorted(run):

@@ -106,6 +106,41 @@ def test_lane_math_trigger_finds_every_spelling_the_rule_accepts(text):
         assert any(t.match(text, i) for t in LANE_MATH_TRIGGERS) == any(p.match(text, i) for p in rule_patterns)
 
 
+_LANE_PIECES = st.sampled_from([b"%", b"/", b"&", b">>", b">", b"3", b"32", b"31", b"1", b"0x", b"0X", b"0", b"1f",
+                                b"1F", b"20", b"5", b"u", b"L", b" ", b"(", b")", b"\\", b"x", b"\n"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_LANE_PIECES, max_size=16).map(b"".join))
+def test_lane_math_guards_hold_every_match(text):
+    """A Guarded trigger is skipped where none of its words is: each of its matches holds one."""
+    from hipport.rules.warp import LANE_MATH_TRIGGERS
+
+    for t in LANE_MATH_TRIGGERS:
+        m = t.pattern.search(text)
+        if m is not None:
+            assert any(w in m.group() for w in t.words), (t.pattern.pattern, m.group())
+
+
+def test_a_guarded_pattern_is_searched_only_where_its_words_are():
+    from hipport.analysis import plan_for
+    from hipport.rules import REGISTRY, Guarded
+
+    calls = []
+
+    class Spy:
+        def search(self, data):
+            calls.append(data)
+            return None
+
+    rule = REGISTRY["HP402"]._replace(triggers=(Guarded(Spy(), (b"32",)),))
+    for text in (b"int x = a % 31;", b"int x = a % 32;"):
+        ctx = context_for(text, "g.cu", "cuda", Settings())
+        analyze(ctx, [rule])
+    assert calls == [b"int x = a % 32;"]  # one search, in the file that holds the word
+    assert plan_for([rule], "cuda").substrings.words == (b"32",)
+
+
 @pytest.mark.parametrize("text", [b"y = x / 32768;", b"m = tid & 0x1ff;", b"w = tid >> 50;",
                                   b"l = tid % 320;", b"w = tid / 0x200;", b"l = tid & 310;"])
 def test_lane_math_triggers_skip_longer_numbers(text):

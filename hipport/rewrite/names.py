@@ -98,14 +98,20 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     # The candidate words that count: a mapped one may be renamed, any other CUDA-looking one
     # reported as unmapped, a qualified row's last word (`par`) only where qualified.
     # `threadIdx`, `min`: nothing to rename or report, wherever they are.
+    # Asked once per distinct word of the file (and kept for the next files), then the uses
+    # are picked by set membership.
     looked_at = _answers(mappings, "names.looked-at")
-    wanted = []
-    for tok, word in zip(lexed.identifiers, lexed.words):
-        looks = looked_at.get(word)
-        if looks is None:
-            looks = looked_at[word] = bool(word in names or word in transforms or CUDA_LOOKING.match(tok.text))
-        if looks or (word in last_words and _context(lexed, tok.start, tok.end) == "qualified"):
-            wanted.append((tok, word))
+    distinct = set(lexed.words)
+    for word in distinct.difference(looked_at):
+        looked_at[word] = bool(word in names or word in transforms or CUDA_LOOKING.match(word.encode("ascii")))
+    looked = {w for w in distinct if looked_at[w]}
+    qualifiable = last_words.intersection(distinct).difference(looked)
+    pairs = zip(lexed.identifiers, lexed.words)
+    if qualifiable:
+        wanted = [(tok, word) for tok, word in pairs if word in looked or (
+            word in qualifiable and _context(lexed, tok.start, tok.end) == "qualified")]
+    else:
+        wanted = [(tok, word) for tok, word in pairs if word in looked]
     if not might_declare(lexed, [t.start for t, _ in wanted]):
         own = ()
     else:

@@ -16,12 +16,33 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from hipport.findings import CATEGORY_CODES, EFFORTS, SEVERITIES
 
 DOC_SECTIONS = ("What it does", "Why it matters on AMD GPUs", "Example", "Fix")
 UNUSED_SUPPRESSION = "HP1901"  # rules/suppression.py's rule, which the check engine runs itself
+
+
+class Guarded(NamedTuple):
+    """A pattern trigger searched only in files that hold one of `words` (every match of the
+    pattern holds one): the plan's one pass over the byte-string triggers finds the words too,
+    and most files then skip the pattern's whole-file search."""
+    pattern: re.Pattern[bytes]
+    words: tuple[bytes, ...]
+
+    # As the pattern's own methods; where none of the words is in `data`, without a search.
+    def search(self, data: bytes, *pos: int) -> re.Match[bytes] | None:
+        return self.pattern.search(data, *pos) if self._may_match(data) else None
+
+    def match(self, data: bytes, *pos: int) -> re.Match[bytes] | None:
+        return self.pattern.match(data, *pos) if self._may_match(data) else None
+
+    def finditer(self, data: bytes) -> Iterator[re.Match[bytes]]:
+        return self.pattern.finditer(data) if self._may_match(data) else iter(())
+
+    def _may_match(self, data: bytes) -> bool:
+        return any(w in data for w in self.words)
 
 
 class Hit(NamedTuple):
@@ -43,7 +64,7 @@ class Rule(NamedTuple):
     # The cheap pre-check: the rule runs only on files containing one of these byte strings,
     # or matching one of these compiled patterns (empty: always). A superset of what the rule
     # can flag, searched in C (analysis.analyze), so most files never pay for its parse and walk.
-    triggers: tuple[bytes | re.Pattern[bytes], ...] = ()
+    triggers: tuple[bytes | re.Pattern[bytes] | Guarded, ...] = ()
 
     @property
     def doc(self) -> str:
@@ -60,7 +81,7 @@ REGISTRY: dict[str, Rule] = {}
 
 
 def rule(*, code: str, name: str, category: str, severity: str, effort: str,
-         kinds: Iterable[str] = ("cuda", "cpp"), triggers: Iterable[bytes | re.Pattern[bytes]] = ()):
+         kinds: Iterable[str] = ("cuda", "cpp"), triggers: Iterable[bytes | re.Pattern[bytes] | Guarded] = ()):
     if category not in CATEGORY_CODES:
         raise ValueError(f"{code}: unknown category {category!r}")
     if severity not in SEVERITIES or effort not in EFFORTS:
