@@ -43,6 +43,13 @@ def _encoding(data: bytes) -> str:
         return "non-utf-8"
 
 
+def _line_count(src: Source) -> int:
+    """Lines in the file, a last one without a newline included: told from the line index
+    (in C, and wanted anyway by the findings and edits of most files), not by a count."""
+    data = src.data
+    return len(src.line_starts()) - 1 + (1 if data and not data.endswith(b"\n") else 0)
+
+
 def _lines_touched(src: Source, edits: list) -> int:
     """Original lines an edit touches (an insertion counts as one line)."""
     starts, lines = src.line_starts(), set()
@@ -67,12 +74,12 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         encoding = "binary" if reason.startswith("binary") else _encoding(data)
         return Ported(data, FileResult(**base, status="skipped", reason=reason, encoding=encoding))
     encoding = _encoding(data)
-    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     try:
         ctx = context_for(data, rel, kind, settings)
     except Exception as exc:
         return Ported(data, FileResult(**base, status="failed", reason=f"{type(exc).__name__}: {exc}",
-                                       lines=lines, encoding=encoding))
+                                       lines=_line_count(Source(data, rel)), encoding=encoding))
+    lines = _line_count(ctx.source)
     checked = check_context(ctx, all_rules())
     findings = checked.findings
     notes = [f"{checked.status}: {checked.reason}"] if checked.reason else []

@@ -191,8 +191,8 @@ def test_substrings_in_c_as_by_in(data):
                 max_size=30).map(b"".join),
        st.integers(0, 3))
 def test_substrings_in_c_as_by_in_on_long_data(head, tail, gap):
-    """From 4096 bytes on, a pass clears a pair's flag once all its words are found: the words
-    found after that (and the last bytes, tested one by one) are still those `in` finds."""
+    """Long data, words far apart (the pass tests four positions at a time, the last bytes one
+    by one): still what `in` and startswith find."""
     data = head + b" " * (4096 + gap) + tail
     assert lexer.Substrings(WORDS).found(data) == _in_each(WORDS, data)
     assert lexer.Substrings(WORDS).at(data) == _places(WORDS, data)

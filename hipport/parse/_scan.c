@@ -103,16 +103,11 @@ typedef struct {
     Py_ssize_t n;              /* words */
     Py_ssize_t *len;           /* each word's length */
     int *same;                 /* per word: the next word of the same bytes (a higher index), or -1 */
-    int *pair_of;              /* per word: its pair's number (-1 for a one-byte word) */
-    unsigned *pair_key;        /* per pair number: its key (pair_of_bytes) */
-    int *pair_words;           /* per pair number: how many words start with it */
-    int npairs;
     /* the trie: node 0.. ; a node is one byte of one or more words */
     int *child, *sibling, *term; /* term: the lowest word ending at the node, or -1 */
     unsigned char *byte;
     int nnodes;
     int root[256];             /* the node of each first byte, or -1 */
-    unsigned char short_first[256]; /* some one-byte word is this byte: its pairs stay marked */
     unsigned char pairs[65536]; /* flag per key (pair_of_bytes) */
     PyObject *words;           /* the tuple, kept alive */
 } Words;
@@ -124,9 +119,6 @@ static void words_free(PyObject *capsule) {
     Py_XDECREF(t->words);
     PyMem_Free(t->len);
     PyMem_Free(t->same);
-    PyMem_Free(t->pair_of);
-    PyMem_Free(t->pair_key);
-    PyMem_Free(t->pair_words);
     PyMem_Free(t->child);
     PyMem_Free(t->sibling);
     PyMem_Free(t->term);
@@ -179,17 +171,11 @@ static PyObject *words_table(PyObject *self, PyObject *arg) {
     size_t cells = (size_t)n + 1, nodes = (size_t)bytes + 1;
     t->len = PyMem_Calloc(cells, sizeof(*t->len));
     t->same = PyMem_Calloc(cells, sizeof(int));
-    t->pair_of = PyMem_Calloc(cells, sizeof(int));
-    t->pair_key = PyMem_Calloc(cells, sizeof(unsigned));
-    t->pair_words = PyMem_Calloc(cells, sizeof(int));
     t->child = PyMem_Calloc(nodes, sizeof(int));
     t->sibling = PyMem_Calloc(nodes, sizeof(int));
     t->term = PyMem_Calloc(nodes, sizeof(int));
     t->byte = PyMem_Calloc(nodes, 1);
-    int *pair_number = PyMem_Calloc(65536, sizeof(int)); /* key -> pair number + 1, while building */
-    if (!t->len || !t->same || !t->pair_of || !t->pair_key || !t->pair_words || !t->child || !t->sibling ||
-        !t->term || !t->byte || !pair_number) {
-        PyMem_Free(pair_number);
+    if (!t->len || !t->same || !t->child || !t->sibling || !t->term || !t->byte) {
         Py_DECREF(capsule);
         return PyErr_NoMemory();
     }
@@ -202,18 +188,6 @@ static PyObject *words_table(PyObject *self, PyObject *arg) {
         t->len[i] = len;
         t->same[i] = -1;
         mark_pair(t->pairs, b, len);
-        if (len == 1) {
-            t->pair_of[i] = -1;
-            t->short_first[b[0]] = 1;
-        } else {
-            unsigned key = pair_of_bytes(b[0], b[1]);
-            if (pair_number[key] == 0) {
-                t->pair_key[t->npairs] = key;
-                pair_number[key] = ++t->npairs;
-            }
-            t->pair_of[i] = pair_number[key] - 1;
-            t->pair_words[t->pair_of[i]]++;
-        }
         int node = t->root[b[0]];
         if (node < 0)
             node = t->root[b[0]] = new_node(t, b[0]);
@@ -237,7 +211,6 @@ static PyObject *words_table(PyObject *self, PyObject *arg) {
             t->same[j] = (int)i;
         }
     }
-    PyMem_Free(pair_number);
     return capsule;
 }
 
@@ -914,38 +887,21 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
     Words *t = PyCapsule_GetPointer(capsule, "hipport.words");
     const unsigned char *d = buf.buf;
     Py_ssize_t n = buf.len, left = t == NULL ? 0 : t->n;
-    /* A pair's flag is cleared once every word that starts with it is found: a common pair
-     * (`te` of `tex`) then costs no walk, and the scan ends when every word is found. That
-     * takes a copy of the flags (64 KB), worth it on long data only: a short buffer (a macro's
-     * body) and a search for the first word read the table's own. */
-    int clearing = !first && n >= 4096;
+    /* Every position is tested against the table's own flags: clearing a pair's flag once its
+     * words are all found spared few walks, and the 64 KB copy of the flags it took cost more. */
     char *found = t == NULL ? NULL : PyMem_Calloc((size_t)t->n + 1, 1);
-    int *pending = clearing ? PyMem_Malloc(((size_t)t->npairs + 1) * sizeof(int)) : NULL;
-    unsigned char *copy = clearing ? PyMem_Malloc(sizeof(t->pairs)) : NULL;
-    const unsigned char *pairs = t == NULL ? NULL : t->pairs;
-    if (found == NULL || (clearing && (pending == NULL || copy == NULL))) {
-        PyMem_Free(found);
-        PyMem_Free(pending);
-        PyMem_Free(copy);
+    if (found == NULL) {
         PyBuffer_Release(&buf);
         return t == NULL ? NULL : PyErr_NoMemory();
     }
-    if (clearing) {
-        memcpy(pending, t->pair_words, (size_t)t->npairs * sizeof(int));
-        memcpy(copy, t->pairs, sizeof(t->pairs));
-        pairs = copy;
-    }
-    for (Py_ssize_t i = next_start(pairs, d, 0, n); i < n && left > 0; i = next_start(pairs, d, i + 1, n)) {
+    for (Py_ssize_t i = next_start(t->pairs, d, 0, n); i < n && left > 0; i = next_start(t->pairs, d, i + 1, n)) {
         int node = t->root[d[i]];
         for (Py_ssize_t k = i; node >= 0;) {
             for (int j = t->term[node]; j >= 0; j = t->same[j]) {
-                if (found[j])
-                    continue;
-                found[j] = 1;
-                left = first ? 0 : left - 1;
-                int p = t->pair_of[j];
-                if (clearing && p >= 0 && --pending[p] == 0 && !t->short_first[d[i]])
-                    copy[t->pair_key[p]] = 0;
+                if (!found[j]) {
+                    found[j] = 1;
+                    left = first ? 0 : left - 1;
+                }
             }
             if (left == 0 || ++k >= n)
                 break;
@@ -953,8 +909,6 @@ static PyObject *words_found(PyObject *self, PyObject *args) {
         }
     }
     PyBuffer_Release(&buf);
-    PyMem_Free(pending);
-    PyMem_Free(copy);
     PyObject *out = PyList_New(0);
     for (Py_ssize_t j = 0; out != NULL && j < t->n; j++) {
         if (found[j] && append_offset(out, j) < 0)
