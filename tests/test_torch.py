@@ -356,6 +356,10 @@ def test_example_compiles_with_nvcc(rel, tmp_path):
     (b'const char* s = "at::cuda::x";', False),
     (b"flat::cuda::x(); thrust::cuda::par;", False),
     (b"c10::hip::x(); at::cuda_stream;", False),
+    (b"#define STREAM at::cuda::getCurrentCUDAStream()\nint x;", True),  # a macro body is code
+    (b"int cuda = 0; thrust::cuda::par; x = cuda::y + cuda;\nauto s = at :: cuda :: s();", True),
+    (b"int cuda = 0; thrust::cuda::par; x = cuda::y + cuda;", False),
+    (b"/* at */ ::cuda::x(); at /* c */ ::cuda::y();", False),
 ])
 def test_torch_source_by_its_cuda_namespace(text, expected):
     from hipport.loaders import tools

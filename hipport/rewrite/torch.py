@@ -23,10 +23,7 @@ from hipport.rewrite.shell import table
 
 VARIANTS = ("v1", "v2")
 _TORCH_INCLUDE = (b"torch/", b"ATen/", b"c10/")
-# `at::cuda::` / `c10::cuda::`, found from its literal part (a regex starting with a literal
-# is searched for fast; one starting with `\b(?:at|c10)` is tried at every byte).
-_CUDA_SCOPE = regexes.compile(rb"::\s*cuda\s*::")
-_SPACE = b" \t\n\r\f\v"  # the regex's \s
+_SPACE = b" \t\n\r\f\v"  # what `\s` matches in a bytes pattern
 _QUALIFIER = regexes.compile(rb"(\w+)\s*::\s*\Z")
 _TORCH_NAMESPACES = frozenset({b"at", b"c10", b"cuda", b"hip", b"torch"})
 
@@ -72,8 +69,24 @@ def is_torch_source(lexed: Lexed) -> bool:
     data = lexed.data
     if any(d.path(data).startswith(_TORCH_INCLUDE) for d in lexed.includes):
         return True
-    for m in _CUDA_SCOPE.finditer(data):
-        end = m.start()
+    # `at::cuda::` / `c10::cuda::`: told at the lexer's `cuda` words (a candidate prefix), not
+    # by a search of the whole file
+    words, n, i = lexed.words, len(data), -1
+    while True:
+        try:
+            i = words.index("cuda", i + 1)
+        except ValueError:
+            return False
+        tok = lexed.identifiers[i]
+        after = tok.end
+        while after < n and data[after] in _SPACE:
+            after += 1
+        end = tok.start
+        while end > 0 and data[end - 1] in _SPACE:
+            end -= 1
+        if data[after : after + 2] != b"::" or data[end - 2 : end] != b"::":
+            continue
+        end -= 2
         while end > 0 and data[end - 1] in _SPACE:
             end -= 1
         for scope in (b"at", b"c10"):
@@ -81,7 +94,6 @@ def is_torch_source(lexed: Lexed) -> bool:
             if start >= 0 and data[start:end] == scope and (start == 0 or data[start - 1] not in IS_WORD_BYTE) \
                     and not lexed.in_comment_or_string(start):
                 return True
-    return False
 
 
 def torch_edits(lexed: Lexed, variant: str, taken: list[Edit]) -> list[Edit]:
