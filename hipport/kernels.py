@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
-from hipport.patterns import word_start
+from hipport.patterns import word_start, word_starts
 
 if TYPE_CHECKING:  # the report reads kernel scans without the lexer
     from hipport.parse.lexer import Lexed, Token
@@ -31,7 +31,7 @@ _NOT_A_NAME = frozenset({b"operator", b"const", b"volatile", b"static", b"inline
 _GGL = regexes.compile(word_start(b"hipLaunchKernelGGL") + rb"\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?"
                   rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)")
 _LAUNCH_API = regexes.compile(
-    rb"(?:" + word_start(b"cuda") + b"|" + word_start(b"hip") + rb")Launch(?:Cooperative)?Kernel\s*(?:<[^<>;]*>\s*)?\(\s*"
+    word_starts((b"cuda", b"hip")) + rb"Launch(?:Cooperative)?Kernel\s*(?:<[^<>;]*>\s*)?\(\s*"
     rb"(?:\(\s*(?:const\s+)?void\s*\*\s*\)\s*|reinterpret_cast\s*<[^<>;]*>\s*\(\s*)?&?\s*"
     rb"((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)")
 _LOOKBACK = 256

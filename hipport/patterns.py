@@ -22,6 +22,13 @@ def word_start(word: bytes, after_define: bool = False) -> bytes:
     return w + rb"(?<!\w" + w + rb")"
 
 
+def word_starts(words) -> bytes:
+    r"""`\b(?:w1|w2|...)` for `words` (bytes, each starting with a word character), tried in
+    the order given: an alternation of word_start()s, so that re searches for the branches'
+    first bytes rather than trying `\b` at every byte."""
+    return b"(?:" + b"|".join(word_start(w) for w in words) + b")"
+
+
 def by_common_start(words: list[str]) -> list[tuple[bytes, bytes]]:
     """`words` grouped by their first two characters, in the order given: each group's common
     start (a literal, unescaped), and an alternation of what follows it in each word."""

@@ -106,12 +106,8 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
         looked_at[word] = bool(word in names or word in transforms or CUDA_LOOKING.match(word.encode("ascii")))
     looked = {w for w in distinct if looked_at[w]}
     qualifiable = last_words.intersection(distinct).difference(looked)
-    pairs = zip(lexed.identifiers, lexed.words)
-    if qualifiable:
-        wanted = [(tok, word) for tok, word in pairs if word in looked or (
-            word in qualifiable and _context(lexed, tok.start, tok.end) == "qualified")]
-    else:
-        wanted = [(tok, word) for tok, word in pairs if word in looked]
+    wanted = [(tok, word) for tok, word in zip(lexed.identifiers, lexed.words) if word in looked or (
+        word in qualifiable and _context(lexed, tok.start, tok.end) == "qualified")]
     if not might_declare(lexed, [t.start for t, _ in wanted]):
         own = ()
     else:

@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 
 from hipport import regexes
-from hipport.patterns import leftmost_matches
+from hipport.patterns import leftmost_matches, word_starts
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import (
@@ -52,8 +52,8 @@ _CMP_BEFORE = regexes.compile(rb"(?:[=!<>]=|(?<![-<>])>|(?<!<)<)\s*\Z")
 
 @lru_cache(maxsize=8)
 def _arch_pattern(extra: frozenset[str]) -> re.Pattern[bytes]:
-    names = b"|".join(sx.word_start(n.encode()) for n in sorted(extra, key=len, reverse=True))
-    return re.compile(_ARCH_MACRO + (rb"|(?:" + names + rb")\b" if names else b""))
+    names = [n.encode() for n in sorted(extra, key=len, reverse=True)]
+    return re.compile(_ARCH_MACRO + (b"|" + word_starts(names) + rb"\b" if names else b""))
 
 
 _HIP_ARCH_HINT = ("test what the code needs instead: __HIP_DEVICE_COMPILE__ for the device pass, "

@@ -11,10 +11,11 @@ import functools
 import re
 
 from hipport import regexes
+from hipport.patterns import word_starts
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
-_ASM = regexes.compile(rb"(?:" + b"|".join(sx.word_start(w) for w in (b"__asm__", b"__asm", b"asm")) + rb")\b")
+_ASM = regexes.compile(word_starts((b"__asm__", b"__asm", b"asm")) + rb"\b")
 _QUALIFIER = regexes.compile(rb"(?:volatile|__volatile__|__volatile|inline|__inline__|goto)\b")
 _SPACE = regexes.compile(rb"(?:\s|\\\r?\n)+")
 # Bytes that are neither punctuation _asm_statement looks at, nor space, a line continuation

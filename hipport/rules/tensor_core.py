@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from hipport import regexes
+from hipport.patterns import word_starts
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -19,9 +20,8 @@ _FIX = ("Port to rocWMMA (`#include <rocwmma/rocwmma.hpp>`): rocwmma::fragment, 
 _WMMA_HEADERS = {b"mma.h", b"crt/mma.h"}
 _NVCUDA = regexes.compile(sx.word_start(b"nvcuda") + rb"\b(?:\s*::\s*wmma\b)?(?:\s*::\s*\w+)?")
 _ALIAS = regexes.compile(sx.word_start(b"namespace") + rb"\s+(\w+)\s*=\s*(?:::\s*)?nvcuda\s*::\s*wmma\b")
-_BARE = regexes.compile(rb"(?:" + b"|".join(sx.word_start(w) for w in (
-    b"fragment", b"load_matrix_sync", b"store_matrix_sync", b"mma_sync", b"fill_fragment",
-    b"bmma_sync")) + rb")\b")
+_BARE = regexes.compile(word_starts((b"fragment", b"load_matrix_sync", b"store_matrix_sync", b"mma_sync",
+                                      b"fill_fragment", b"bmma_sync")) + rb"\b")
 _USING_WMMA = regexes.compile(sx.word_start(b"using") +
                               rb"\s+namespace\s+(?:(?:::\s*)?nvcuda\s*::\s*wmma|wmma)\b")
 _ROCWMMA_ALIAS = regexes.compile(sx.word_start(b"namespace") + rb"\s+wmma\s*=\s*(?:::\s*)?rocwmma\b")
@@ -86,8 +86,7 @@ def wmma_api_use(ctx):
     seen_lines = set()
     hits = [(m.start(), m.end(), m.group()) for m in ctx.code_matches(_NVCUDA)]
     if aliases:
-        qualified = re.compile(rb"(?:" + b"|".join(sx.word_start(a) for a in sorted(aliases)) +
-                               rb")\s*::\s*\w+")
+        qualified = re.compile(word_starts(sorted(aliases)) + rb"\s*::\s*\w+")
         for m in ctx.code_matches(qualified):
             before = ctx.data[max(0, m.start() - 2):m.start()]
             if before == b"::":

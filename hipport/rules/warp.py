@@ -410,8 +410,7 @@ def warp_size_constant_32(ctx):
     hipDeviceAttributeWarpSize on the host, or select 64/32 per target at compile time (e.g.
     from `__GFX9__`/`__AMDGCN_WAVEFRONT_SIZE`, where the ROCm release still defines it).
     """
-    lowered = _lowered(ctx)
-    if not any(w in lowered for w in (b"warp", b"wave", b"lane")):
+    if not _contains_any(ctx, b"warp", b"wave", b"lane"):
         return  # no name here could be flagged: every one mentions warp/wave/lane
     for m in sx.macro_bodies(ctx):
         # Macro names are ASCII: the byte test is the name test's, far more cheaply.
@@ -426,7 +425,7 @@ def warp_size_constant_32(ctx):
         why = _warp_constant(name, consts.get(name))
         if why and sx.relevant(ctx, m.start):  # the value first: most names are not warp sizes
             yield Hit(m.start, m.body_end, why, _WARP_FIX)
-    if not any(_may_flag_declarator(ctx, m) for m in leftmost_matches(_WARP_DECLARATORS, lowered)):
+    if not any(_may_flag_declarator(ctx, m) for m in leftmost_matches(_WARP_DECLARATORS, _lowered(ctx))):
         return  # no warp/lane-named declarator whose value may be flagged: no tree needed
     pairs = []
     for node in sx.nodes(ctx, "init_declarator"):
