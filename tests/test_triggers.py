@@ -318,3 +318,50 @@ def test_name_triggers_keep_the_names_that_hold_no_other():
     from hipport.patterns import name_triggers
 
     assert name_triggers({"tex1D", "tex1Dfetch", "tex2D", "surf1Dread"}) == (b"surf1Dread", b"tex1D", b"tex2D")
+
+
+# Pieces of the build-flag spellings, cut where their `needs` words could be broken up.
+_FLAG_PIECES = st.sampled_from([
+    b"-", b"--", b"=", b" ", b"\t", b'"', b";", b"_", b"X", b"arch", b"gpu-", b"architecture", b"sm_80",
+    b"compute_", b"lto_", b"code", b"CMAKE_", b"CUDA_", b"ARCHITECTURES", b"TORCH_", b"ARCH_LIST",
+    b"ptxas", b"-options", b"resource-usage", b"line", b"info", b"generate-", b"use_fast_math",
+    b"compiler", b"expt-", b"relaxed-constexpr", b"extended-lambda", b"ftz", b"true", b"prec-",
+    b"div", b"sqrt", b"maxrregcount", b"32", b"default-stream", b"per-thread", b"nvlink", b"rdc",
+    b"relocatable-device-code", b"dlink", b"device-link", b"SEPARABLE_COMPILATION", b"-D",
+])
+
+
+def _build_flags():
+    from hipport.rules.build_flags import ARCH_FLAGS, NVCC_ONLY_FLAGS, RDC_FLAGS
+
+    return [(re.compile(f.regex), f.needs) for f in ARCH_FLAGS + NVCC_ONLY_FLAGS + RDC_FLAGS]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_FLAG_PIECES, max_size=12).map(b"".join))
+def test_build_flag_needs_hold_every_match(text):
+    """A build file holding none of a flag's `needs` words is not searched for it: each match
+    holds one."""
+    for pattern, needs in _build_flags():
+        m = pattern.search(text)
+        if m is not None:
+            assert any(w in m.group() for w in needs), (pattern.pattern, m.group())
+
+
+def test_each_build_flag_is_found_with_its_needs():
+    """The property above is not vacuous: every flag matches one of these lines, and the rules
+    report them all."""
+    lines = [b"-arch=sm_80", b"-gencode arch=compute_80,code=sm_80", b"-code=sm_80",
+             b"-DCMAKE_CUDA_ARCHITECTURES=80", b"CUDA_ARCHITECTURES 80", b"TORCH_CUDA_ARCH_LIST",
+             b"-Xptxas", b"--resource-usage", b"-lineinfo", b"--use_fast_math", b"-Xcompiler",
+             b"--expt-relaxed-constexpr", b"--extended-lambda", b"-ftz=true", b"-prec-div=false",
+             b"-maxrregcount=32", b"--default-stream per-thread", b"-Xnvlink", b"-rdc=true",
+             b"-dlink", b"CUDA_SEPARABLE_COMPILATION"]
+    for pattern, needs in _build_flags():
+        matches = [m.group() for line in lines if (m := pattern.search(b" " + line))]
+        assert matches, pattern.pattern
+        assert all(any(w in m for w in needs) for m in matches), (pattern.pattern, matches)
+    text = b"set(FLAGS " + b" ".join(lines) + b")\n"
+    found = analyze(context_for(text, "CMakeLists.txt", "cmake", Settings()))
+    codes = [f.rule for f in found if f.rule in ("HP1101", "HP1102", "HP1103")]
+    assert len(codes) == len(lines), found

@@ -20,6 +20,7 @@ import warnings
 from typing import Iterator, NamedTuple
 
 from hipport import regexes
+from hipport.parse.lexer import Substrings
 from hipport.patterns import leftmost_matches, word_start
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -261,6 +262,10 @@ class Flag(NamedTuple):
     regex: bytes
     what: str
     suggestion: str
+    # Byte strings one of which is in every text the regex matches: a file holding none of
+    # them is not searched (most build files name few of the flags; a search each cost the
+    # build-flag rules two thirds of their time).
+    needs: tuple[bytes, ...]
 
 
 def _option(*spellings: bytes) -> bytes:
@@ -285,78 +290,111 @@ def _word(word: bytes, after_define: bool = False) -> bytes:
 ARCH_FLAGS = (
     Flag(_option(rb"-arch", rb"--gpu-architecture") + rb"(?:=|\s+)(?:sm|compute|lto)_\w+",
          "an nvcc option naming an NVIDIA architecture; hipcc does not take AMD targets from it",
-         "hipcc/clang: --offload-arch=gfx90a (one per target GPU, e.g. gfx90a and gfx942)"),
+         "hipcc/clang: --offload-arch=gfx90a (one per target GPU, e.g. gfx90a and gfx942)",
+         (b"arch",)),
     Flag(word_start(b"arch=compute_") + rb"\w+(?:,code=(?:\\?\"[\w,]+\\?\"|\[[\w,]+\]|[\w,]+))?",
          "an nvcc -gencode architecture pair for NVIDIA GPUs; hipcc does not understand it",
-         "hipcc/clang: --offload-arch=gfx90a (one per target GPU)"),
+         "hipcc/clang: --offload-arch=gfx90a (one per target GPU)",
+         (b"arch=compute_",)),
     Flag(_option(rb"-code") + rb"(?:=|\s+)(?:sm|compute)_\w+",
          "an nvcc option naming NVIDIA code targets; hipcc does not understand it",
-         "hipcc/clang: --offload-arch=gfx90a"),
+         "hipcc/clang: --offload-arch=gfx90a",
+         (b"code",)),
     Flag(_word(b"CMAKE_CUDA_ARCHITECTURES", after_define=True),
          "CMake's NVIDIA architecture list; HIP targets do not read it",
-         "CMAKE_HIP_ARCHITECTURES (e.g. \"gfx90a;gfx942\") with enable_language(HIP)"),
+         "CMAKE_HIP_ARCHITECTURES (e.g. \"gfx90a;gfx942\") with enable_language(HIP)",
+         (b"CMAKE_CUDA_ARCHITECTURES",)),
     Flag(_word(b"CUDA_ARCHITECTURES", after_define=True),
          "a CUDA target property; HIP targets read HIP_ARCHITECTURES instead",
-         "the HIP_ARCHITECTURES target property (e.g. \"gfx90a;gfx942\")"),
+         "the HIP_ARCHITECTURES target property (e.g. \"gfx90a;gfx942\")",
+         (b"CUDA_ARCHITECTURES",)),
     Flag(_word(b"TORCH_CUDA_ARCH_LIST"),
          "PyTorch's NVIDIA architecture list; ROCm builds of PyTorch read PYTORCH_ROCM_ARCH",
-         "PYTORCH_ROCM_ARCH (e.g. \"gfx90a;gfx942\"), which PyTorch's ROCm build reads"),
+         "PYTORCH_ROCM_ARCH (e.g. \"gfx90a;gfx942\"), which PyTorch's ROCm build reads",
+         (b"TORCH_CUDA_ARCH_LIST",)),
 )
 
 NVCC_ONLY_FLAGS = (
     Flag(_option(rb"-Xptxas", rb"--ptxas-options") + _E,
          "passes options to ptxas, NVIDIA's assembler",
-         "drop it; for register and spill reports use -Rpass-analysis=kernel-resource-usage"),
+         "drop it; for register and spill reports use -Rpass-analysis=kernel-resource-usage",
+         (b"ptxas",)),
     Flag(_option(rb"--resource-usage") + _E, "prints NVIDIA kernel resource usage",
-         "-Rpass-analysis=kernel-resource-usage"),
+         "-Rpass-analysis=kernel-resource-usage",
+         (b"resource-usage",)),
     Flag(_option(rb"-lineinfo", rb"--generate-line-info") + _E, "nvcc line-number information",
-         "-gline-tables-only"),
+         "-gline-tables-only",
+         (b"lineinfo", b"line-info")),
     Flag(_option(rb"--?use_fast_math") + _E, "nvcc fast-math mode",
-         "-ffast-math (check accuracy: the set of relaxations differs)"),
+         "-ffast-math (check accuracy: the set of relaxations differs)",
+         (b"use_fast_math",)),
     Flag(_option(rb"-Xcompiler", rb"--compiler-options") + _E,
          "forwards options to the host compiler",
-         "hipcc is clang: pass host options directly, without -Xcompiler"),
+         "hipcc is clang: pass host options directly, without -Xcompiler",
+         (b"Xcompiler", b"compiler-options")),
     Flag(_option(rb"--expt-relaxed-constexpr") + _E,
          "lets device code call constexpr host functions",
-         "drop it: HIP-Clang allows constexpr functions in device code"),
+         "drop it: HIP-Clang allows constexpr functions in device code",
+         (b"relaxed-constexpr",)),
     Flag(_option(rb"--(?:expt-)?extended-lambda") + _E, "enables __device__ lambdas in nvcc",
-         "drop it: HIP-Clang accepts __device__ lambdas"),
+         "drop it: HIP-Clang accepts __device__ lambdas",
+         (b"extended-lambda",)),
     Flag(_option(rb"--?ftz") + rb"(?:=|\s+)(?:true|false)" + _E, "nvcc denormal flushing",
-         "-fgpu-flush-denormals-to-zero / -fno-gpu-flush-denormals-to-zero"),
+         "-fgpu-flush-denormals-to-zero / -fno-gpu-flush-denormals-to-zero",
+         (b"ftz",)),
     Flag(_option(rb"--?prec-(?:div|sqrt)") + rb"(?:=|\s+)(?:true|false)" + _E,
          "nvcc division/square-root precision",
-         "-fhip-fp32-correctly-rounded-divide-sqrt (or its -fno- form)"),
+         "-fhip-fp32-correctly-rounded-divide-sqrt (or its -fno- form)",
+         (b"prec-",)),
     Flag(_option(rb"--?maxrregcount") + rb"(?:=|\s+)\d+", "caps NVIDIA registers per thread",
-         "no flag equivalent: bound occupancy with __launch_bounds__ on the kernels"),
+         "no flag equivalent: bound occupancy with __launch_bounds__ on the kernels",
+         (b"maxrregcount",)),
     Flag(_option(rb"--?default-stream") + rb"(?:=|\s+)per-thread" + _E,
          "nvcc per-thread default stream",
-         "-fgpu-default-stream=per-thread"),
+         "-fgpu-default-stream=per-thread",
+         (b"default-stream",)),
     Flag(_option(rb"-Xnvlink", rb"--nvlink-options") + _E, "passes options to nvlink",
-         "drop it (no nvlink in the HIP toolchain)"),
+         "drop it (no nvlink in the HIP toolchain)",
+         (b"nvlink",)),
 )
 
 RDC_FLAGS = (
     Flag(_option(rb"-rdc", rb"--relocatable-device-code") + rb"(?:=|\s+)true" + _E,
-         "relocatable device code", "-fgpu-rdc (both when compiling and when linking)"),
+         "relocatable device code", "-fgpu-rdc (both when compiling and when linking)",
+         (b"rdc", b"relocatable-device-code")),
     Flag(_option(rb"-dlink", rb"--device-link") + _E, "an nvcc device-link step",
-         "link with hipcc -fgpu-rdc instead of a separate device-link step"),
+         "link with hipcc -fgpu-rdc instead of a separate device-link step",
+         (b"dlink", b"device-link")),
     Flag(_word(b"CUDA_SEPARABLE_COMPILATION"), "CMake's relocatable-device-code switch for CUDA",
-         "add -fgpu-rdc to the HIP target's compile and link options"),
+         "add -fgpu-rdc to the HIP target's compile and link options",
+         (b"CUDA_SEPARABLE_COMPILATION",)),
 )
 
 DEVICE_RUNTIME = regexes.compile(rb"(?<![\w-])(?:-l|lib)?cudadevrt\b|\bCUDA::cudadevrt\b")
 
 
-def _compile(flags: tuple[Flag, ...]) -> list[tuple[re.Pattern[bytes], Flag]]:
-    return [(regexes.compile(f.regex), f) for f in flags]
+class _Table(NamedTuple):
+    name: str  # the file's memo key of which `needs` words it holds
+    flags: tuple[tuple[re.Pattern[bytes], Flag, frozenset[int]], ...]  # + indices into needs
+    needs: Substrings  # every flag's `needs`, one pass over a file
 
 
-_ARCH, _NVCC, _RDC = _compile(ARCH_FLAGS), _compile(NVCC_ONLY_FLAGS), _compile(RDC_FLAGS)
+def _compile(name: str, flags: tuple[Flag, ...]) -> _Table:
+    words = sorted({w for f in flags for w in f.needs})
+    return _Table(f"build_flags.needs.{name}",
+                  tuple((regexes.compile(f.regex), f, frozenset(map(words.index, f.needs))) for f in flags),
+                  Substrings(words))
 
 
-def _flag_hits(ctx, table, suffix: str = "") -> Iterator[Hit]:
+_ARCH, _NVCC, _RDC = _compile("arch", ARCH_FLAGS), _compile("nvcc", NVCC_ONLY_FLAGS), _compile("rdc", RDC_FLAGS)
+
+
+def _flag_hits(ctx, table: _Table, suffix: str = "") -> Iterator[Hit]:
+    present = sx.memo(ctx, table.name, lambda c: frozenset(table.needs.found(c.data)))
     seen: set[tuple[int, int]] = set()
-    for pattern, flag in table:
+    for pattern, flag, needs in table.flags:
+        if needs.isdisjoint(present):
+            continue  # no text of the file can match
         for start, end, text in build_matches(ctx, pattern):
             if any(s <= start < e for s, e in seen):
                 continue
