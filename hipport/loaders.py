@@ -7,18 +7,20 @@ from functools import lru_cache
 
 from hipport import regexes
 from hipport.config import Settings
-from hipport.mappings import Mappings, load
+from hipport.mappings import Mappings, load, name_heads
 from hipport.parse.lexer import Lexer
 
 
-def candidate_prefixes(mappings: Mappings, width: int = 8) -> set[bytes]:
+def candidate_prefixes(mappings: Mappings) -> set[bytes]:
     """Prefixes covering every table name (the lexer factors them into a trie and surfaces
     only words starting so), plus the starts of CUDA-looking names, which are reported when
     no table knows them."""
-    # Every renamed name has a row (mappings.names' keys are entries'). A qualified name
-    # (`thrust::cuda`) is found by its last word. Encoded once each, after the duplicates go.
-    heads = {n[n.rfind(":") + 1:][:width] for n in mappings.entries.keys()}
-    return {h.encode("ascii") for h in heads} | {b"cu", b"CU", b"nv", b"NV"}
+    # Every renamed name has a row (mappings.names' keys are entries'). The tables' own view
+    # has the heads worked out when they were parsed; another mapping (a test's) gets them now.
+    heads = getattr(mappings.entries, "heads", None)
+    if heads is None:
+        heads = name_heads(mappings.entries.keys())
+    return {*heads, b"cu", b"CU", b"nv", b"NV"}
 
 
 @lru_cache(maxsize=8)

@@ -522,3 +522,27 @@ def test_newest_version_in_a_fresh_process_loads_no_row():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
                          env=env).stdout.split()
     assert out == ["True", "0"]
+
+
+def test_the_compiled_copy_keeps_the_lexers_name_heads(tables, monkeypatch):
+    """The lexer's prefixes come from every table name's last word; worked out when the tables
+    are parsed, they travel in the compiled copy, and a process reading the copy gets the
+    same prefixes as one that parsed the TSVs (and as a mapping built without the view)."""
+    from hipport.loaders import candidate_prefixes
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    parsed = mappings._load_raw.__wrapped__(tables)  # no copy yet: parses and writes it
+    assert next((tables / "__pycache__").glob("tables.*.marshal")).is_file()
+    read = mappings._load_raw.__wrapped__(tables)  # from the copy
+    assert read[1].heads == parsed[1].heads
+    expected = {n[n.rfind(":") + 1:][:8].encode() for n in parsed[0]}
+    assert set(read[1].heads) == expected and b"cudaMall" in expected
+    qualified = next(n for n in parsed[0] if "::" in n)
+    assert qualified.rsplit("::", 1)[1][:8].encode() in expected
+    loaded = mappings._build(read, None, "hip", False)
+    assert candidate_prefixes(loaded) == expected | {b"cu", b"CU", b"nv", b"NV"}
+
+    class Plain:  # a mapping with no heads kept: they are computed from its names
+        entries = dict.fromkeys(parsed[0])
+
+    assert candidate_prefixes(Plain()) == candidate_prefixes(loaded)
