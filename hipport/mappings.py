@@ -351,11 +351,11 @@ def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[
     compiled = _compiled_path(d)
     rows = _read_compiled(compiled, digest)
     if rows is None:
-        parsed = _parse_tables(d)
-        rows = (*parsed, name_heads(parsed[0]))
+        parsed = entries, _, includes = _parse_tables(d)
+        rows = (*parsed, name_heads(entries), _resolved(entries, includes, _newest(parsed), *_DEFAULTS))
         _write_compiled(compiled, digest, _summary(rows), rows)
-    entries, conflicts, includes, heads = rows
-    return entries, _Entries(entries, heads), conflicts, includes
+    entries, conflicts, includes, heads, resolved = rows
+    return entries, _Entries(entries, heads), conflicts, includes, resolved
 
 
 HEAD_WIDTH = 8  # bytes of a name's last word that the lexer's prefix trie holds
@@ -377,7 +377,7 @@ def name_heads(names: Iterable[str]) -> tuple[bytes, ...]:
 # After the digest comes a small summary (the newest HIP version), which a process that does
 # not port reads without loading the rows: the digest, the summary's length (4 bytes), the
 # summary, the rows.
-_COMPILED_FORMAT = b"5"
+_COMPILED_FORMAT = b"6"
 _LENGTH = 4
 
 
@@ -411,7 +411,7 @@ def _read_compiled(path: Path | None, digest: bytes, summary_only: bool = False)
             rows = marshal.loads(f.read())  # marshal.load(f) reads in small steps
     except (OSError, TypeError, ValueError, EOFError):
         return None  # absent, unreadable or damaged: parse the tables
-    return rows if isinstance(rows, tuple) and len(rows) == 4 else None
+    return rows if isinstance(rows, tuple) and len(rows) == 5 else None
 
 
 def _write_compiled(path: Path | None, digest: bytes, summary: dict, rows: tuple) -> None:
@@ -563,12 +563,9 @@ def load(target_hip: tuple[int, int] | None = None, libs: str = "hip",
     return _build(_load_raw(), target_hip, libs, experimental)
 
 
-def _build(raw: tuple, target_hip: tuple[int, int] | None, libs: str,
-           experimental: bool) -> Mappings:
-    if libs not in LIBS:
-        raise MappingError(f"libs must be one of {', '.join(LIBS)}, not {libs!r}")
-    entries, view, conflicts, include_rows = raw
-    target = _target(target_hip, raw)
+def _resolved(entries: dict[str, tuple], include_rows: tuple, target: tuple[int, int], libs: str,
+              experimental: bool) -> tuple[dict[str, str], dict[str, str], dict[str, str], dict[str, str]]:
+    """The renames, transforms, includes and include libraries at these settings."""
     names: dict[str, str] = {}
     transforms: dict[str, str] = {}
     for cuda, t in entries.items():
@@ -588,6 +585,23 @@ def _build(raw: tuple, target_hip: tuple[int, int] | None, libs: str,
         if v is not None and v > target:
             continue
         includes[cuda] = new
+    return names, transforms, includes, include_library
+
+
+# load()'s defaults: the newest target, hipBLAS-style libraries, no experimental APIs. What
+# they resolve to is kept in the compiled copy (5 ms a process to work out from the rows).
+_DEFAULTS = ("hip", False)
+
+
+def _build(raw: tuple, target_hip: tuple[int, int] | None, libs: str,
+           experimental: bool) -> Mappings:
+    if libs not in LIBS:
+        raise MappingError(f"libs must be one of {', '.join(LIBS)}, not {libs!r}")
+    entries, view, conflicts, include_rows, resolved = raw
+    target = _target(target_hip, raw)
+    if target_hip is not None or (libs, experimental) != _DEFAULTS:
+        resolved = _resolved(entries, include_rows, target, libs, experimental)
+    names, transforms, includes, include_library = resolved
     return Mappings(
         entries=view,
         names=MappingProxyType(names),

@@ -546,3 +546,20 @@ def test_the_compiled_copy_keeps_the_lexers_name_heads(tables, monkeypatch):
         entries = dict.fromkeys(parsed[0])
 
     assert candidate_prefixes(Plain()) == candidate_prefixes(loaded)
+
+
+def test_the_compiled_copy_keeps_the_default_settings_resolved(tables, monkeypatch):
+    """load()'s defaults come resolved in the compiled copy; they are what resolving the rows
+    gives, and any other settings are resolved from the rows."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    mappings._load_raw.__wrapped__(tables)  # parses the TSVs, writes the copy
+    read = mappings._load_raw.__wrapped__(tables)
+    entries, _, _, include_rows, stored = read
+    assert stored == mappings._resolved(entries, include_rows, mappings._newest(read), "hip", False)
+    assert stored[0]["cudaMalloc"] == "hipMalloc" and stored[1] and stored[2]
+    default = mappings._build(read, None, "hip", False)
+    assert dict(default.names) == stored[0] and dict(default.includes) == stored[2]
+    roc = mappings._build(read, None, "roc", False)
+    assert roc.names["cublasSgemm"] != default.names["cublasSgemm"]  # rocblas_ vs hipblas
+    old = mappings._build(read, (5, 2), "hip", False)
+    assert len(old.names) < len(default.names)
