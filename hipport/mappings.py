@@ -193,10 +193,10 @@ class _Entries(Mapping):
 
     __slots__ = ("_raw", "_made", "heads")
 
-    def __init__(self, raw: dict[str, tuple], heads: tuple[bytes, ...] | None = None):
+    def __init__(self, raw: dict[str, tuple], heads: tuple[bytes, ...]):
         self._raw = raw
         self._made: dict[str, Entry] = {}
-        self.heads = name_heads(raw) if heads is None else heads  # see name_heads
+        self.heads = heads  # name_heads(raw), kept in the compiled copy
 
     def __getitem__(self, name: str) -> Entry:
         e = self._made.get(name)
@@ -343,9 +343,10 @@ def _stems(directory: Any) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[str, ...], tuple]:
-    """All name rows merged by the precedence rule, their Entry view, the conflicts, and the
-    include rows: read from the compiled copy when one matches the tables' bytes."""
+def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[str, ...], tuple, tuple]:
+    """All name rows merged by the precedence rule, their Entry view, the conflicts, the
+    include rows, and what load()'s defaults resolve them to (_resolved): read from the
+    compiled copy when one matches the tables' bytes."""
     d = table_dir() if directory is None else directory
     digest = tables_digest(d)
     compiled = _compiled_path(d)

@@ -25,9 +25,10 @@ UNUSED_SUPPRESSION = "HP1901"  # rules/suppression.py's rule, which the check en
 
 
 class Guarded(NamedTuple):
-    """A pattern trigger searched only in files that hold one of `words` (every match of the
-    pattern holds one): the plan's one pass over the byte-string triggers finds the words too,
-    and most files then skip the pattern's whole-file search."""
+    """A pattern searched only in files that hold one of `words` (every match of the pattern
+    holds one). As a rule's trigger: the plan's one pass over the byte-string triggers finds
+    the words too, and most files then skip the pattern's whole-file search; build_flags
+    guards each nvcc flag's pattern the same way."""
     pattern: re.Pattern[bytes]
     words: tuple[bytes, ...]
 

@@ -22,7 +22,7 @@ from typing import Iterator, NamedTuple
 from hipport import regexes
 from hipport.parse.lexer import Substrings
 from hipport.patterns import leftmost_matches, word_start
-from hipport.rules import Hit, rule
+from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
 
 BUILD_KINDS = ("cmake", "make", "setup.py", "pyproject", "docker")
@@ -263,8 +263,7 @@ class Flag(NamedTuple):
     what: str
     suggestion: str
     # Byte strings one of which is in every text the regex matches: a file holding none of
-    # them is not searched (most build files name few of the flags; a search each cost the
-    # build-flag rules two thirds of their time).
+    # them is not searched for it (most build files name few of the flags).
     needs: tuple[bytes, ...]
 
 
@@ -373,29 +372,26 @@ RDC_FLAGS = (
 DEVICE_RUNTIME = regexes.compile(rb"(?<![\w-])(?:-l|lib)?cudadevrt\b|\bCUDA::cudadevrt\b")
 
 
-class _Table(NamedTuple):
-    name: str  # the file's memo key of which `needs` words it holds
-    flags: tuple[tuple[re.Pattern[bytes], Flag, frozenset[int]], ...]  # + indices into needs
-    needs: Substrings  # every flag's `needs`, one pass over a file
+def _compile(flags: tuple[Flag, ...]) -> list[tuple[Guarded, Flag]]:
+    return [(Guarded(regexes.compile(f.regex), f.needs), f) for f in flags]
 
 
-def _compile(name: str, flags: tuple[Flag, ...]) -> _Table:
-    words = sorted({w for f in flags for w in f.needs})
-    return _Table(f"build_flags.needs.{name}",
-                  tuple((regexes.compile(f.regex), f, frozenset(map(words.index, f.needs))) for f in flags),
-                  Substrings(words))
+_ARCH, _NVCC, _RDC = _compile(ARCH_FLAGS), _compile(NVCC_ONLY_FLAGS), _compile(RDC_FLAGS)
+# Every flag's `needs`, found in one pass over a build file for the three rules.
+_NEEDS = Substrings(sorted({w for f in ARCH_FLAGS + NVCC_ONLY_FLAGS + RDC_FLAGS for w in f.needs}))
 
 
-_ARCH, _NVCC, _RDC = _compile("arch", ARCH_FLAGS), _compile("nvcc", NVCC_ONLY_FLAGS), _compile("rdc", RDC_FLAGS)
+def _needs_present(ctx) -> frozenset[bytes]:
+    return sx.memo(ctx, "build_flags.needs", lambda c: frozenset(_NEEDS.words[i] for i in _NEEDS.found(c.data)))
 
 
-def _flag_hits(ctx, table: _Table, suffix: str = "") -> Iterator[Hit]:
-    present = sx.memo(ctx, table.name, lambda c: frozenset(table.needs.found(c.data)))
+def _flag_hits(ctx, table, suffix: str = "") -> Iterator[Hit]:
+    present = _needs_present(ctx)
     seen: set[tuple[int, int]] = set()
-    for pattern, flag, needs in table.flags:
-        if needs.isdisjoint(present):
+    for guard, flag in table:
+        if present.isdisjoint(guard.words):
             continue  # no text of the file can match
-        for start, end, text in build_matches(ctx, pattern):
+        for start, end, text in build_matches(ctx, guard.pattern):
             if any(s <= start < e for s, e in seen):
                 continue
             seen.add((start, end))
