@@ -86,21 +86,32 @@ class Ported(NamedTuple):
     splices: tuple[tuple[int, int, bytes], ...] = ()
 
 
+def pack(record: dict) -> tuple:
+    """A record's values, as the cache stores them."""
+    return tuple([record[k] for k in _RECORD_ORDER])
+
+
+def unpack(values: object) -> dict:
+    """pack() undone; ValueError for anything else."""
+    if not (type(values) is tuple and len(values) == len(_RECORD_ORDER)):
+        raise ValueError("not a port record")
+    return dict(zip(_RECORD_ORDER, values))
+
+
 def dumps(entry: tuple[tuple, dict]) -> bytes:
     """A cache entry: the splices that port the input (edits.splices; the input's bytes are
     the key's) and the record's values. marshal's format belongs to the Python version, which
     the cache's code fingerprint includes."""
     spliced, record = entry
-    return marshal.dumps((spliced, tuple([record[k] for k in _RECORD_ORDER])))
+    return marshal.dumps((spliced, pack(record)))
 
 
 def loads(raw: bytes) -> tuple[tuple, dict]:
     """dumps() undone; ValueError (or marshal's own errors) for anything else."""
     entry = marshal.loads(raw)
-    if not (type(entry) is tuple and len(entry) == 2 and type(entry[0]) is tuple
-            and type(entry[1]) is tuple and len(entry[1]) == len(_RECORD_ORDER)):
+    if not (type(entry) is tuple and len(entry) == 2 and type(entry[0]) is tuple):
         raise ValueError("not a port result")
-    return entry[0], dict(zip(_RECORD_ORDER, entry[1]))
+    return entry[0], unpack(entry[1])
 
 
 def output_name(rel: str, settings: Settings) -> str:

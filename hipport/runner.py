@@ -45,6 +45,9 @@ class Outcome(NamedTuple):
     record: dict  # FileResult.record()
     data: bytes | None = None  # the ported bytes, for --stdout
     diff: str = ""  # for --diff
+    # (the input's stat, the output's stat or None) when the input's stat is settled: what
+    # the run's entry keeps (see _Tree)
+    stamp: tuple | None = None
 
 
 class _Read(NamedTuple):
@@ -54,6 +57,7 @@ class _Read(NamedTuple):
     mode: int  # permission bits
     key: bytes  # the content key
     stat_key: bytes | None  # when the file's stat is settled (cache.Cache.stat_key)
+    stat: tuple | None = None  # then its _stat_values
 
 
 def check_output_dir(inputs: list[Path], out: Path) -> None:
@@ -101,9 +105,29 @@ def _refuse_rename_collisions(root: Path, files: list[InputFile], renamed: froze
 
 
 def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None) -> Iterator[Outcome]:
-    """Every job's outcome, in job order. This process reads the files and serves those the
-    cache holds (one query per batch), so a warm run starts no worker; the files the cache
-    lacks are ported here, or by `workers` processes when there are many files."""
+    """Every job's outcome, in job order. A run whose files all have the stats the run before
+    left them with is served whole by one cache entry (_Tree); otherwise this process reads the
+    files and serves those the cache holds (one query per batch), so a warm run starts no
+    worker; the files the cache lacks are ported here, or by `workers` processes when there
+    are many files."""
+    tree = _Tree.of(jobs)
+    served = tree.serve() if tree is not None else None
+    if served is not None:
+        for outcome in served:
+            yield outcome
+            if on_done:
+                on_done()
+        return
+    outcomes = []
+    for outcome in _run(jobs, workers, on_done):
+        if tree is not None:
+            outcomes.append(outcome)
+        yield outcome
+    if tree is not None:
+        tree.keep(outcomes)
+
+
+def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
     workers = workers or os.cpu_count() or 1
     pooled = parallel.pooled(workers, len(jobs))
     size = max(1, min(BATCH, len(jobs) // (workers * 8))) if pooled else BATCH
@@ -235,7 +259,7 @@ def _serve_by_stat(cache: Cache, batch: list[Job], outcomes: list[Outcome | None
         stamp = stamps.get(key)
         hit = known.get(stamp[0]) if stamp else None
         if hit is not None and _needs_no_bytes(job, st, hit[1], stamp[1]):
-            outcomes[i] = Outcome(hit[1])
+            outcomes[i] = Outcome(hit[1], stamp=(_stat_values(st), stamp[1]))
         else:
             stat_keys[i] = (st, key)
     return stat_keys
@@ -263,6 +287,11 @@ def _stat(path: str, follow: bool = True) -> os.stat_result | None:
         return os.stat(path, follow_symlinks=follow)
     except OSError:
         return None  # reading it says why (an input), or nothing there yet (an output)
+
+
+def _passed_over(f: InputFile) -> bool:
+    """Whether a file is not ported (see _unported)."""
+    return bool(f.skip) or f.link is not None or f.verbatim
 
 
 def _unported(job: Job) -> Outcome | None:
@@ -299,11 +328,13 @@ def _read(job: Job, cache: Cache, before: int | None,
         return Outcome(_record(f, output_name(f.rel, job.settings), "failed", f"cannot read: {exc.strerror or exc}"))
     if before is None:
         return _Read(job, data, stat.S_IMODE(st.st_mode), b"", None)
-    if statted is not None and _stat_values(st) == _stat_values(statted[0]):
+    values = _stat_values(st)
+    if statted is not None and values == _stat_values(statted[0]):
         stat_key = statted[1]
     else:
         stat_key = cache.stat_key(st, f.rel) if settled(st, before) else None
-    return _Read(job, data, stat.S_IMODE(st.st_mode), cache.key(data, f.rel), stat_key)
+    return _Read(job, data, stat.S_IMODE(st.st_mode), cache.key(data, f.rel), stat_key,
+                 None if stat_key is None else values)
 
 
 def _record(f: InputFile, output: str, status: str, reason: str) -> dict:
@@ -366,12 +397,15 @@ def _finish(r: _Read, ported: bytes, record: dict, before: int) -> tuple[Outcome
                 f.path.unlink()
     except OSError as exc:
         return Outcome(_record(f, output, "failed", f"cannot write: {exc}")), None
-    row = None if r.stat_key is None else _stamp(r, written)
+    if r.stat_key is None:
+        row = stamp = None
+    else:
+        row, stamp = _stamp(r, written), (r.stat, written)
     if job.mode == STDOUT:
-        return Outcome(record, data=ported), row
+        return Outcome(record, data=ported, stamp=stamp), row
     if job.mode == DIFF and record["changed"]:
-        return Outcome(record, diff=unified_diff(f.rel, output, r.data, ported)), row
-    return Outcome(record), row
+        return Outcome(record, diff=unified_diff(f.rel, output, r.data, ported), stamp=stamp), row
+    return Outcome(record, stamp=stamp), row
 
 
 def _stamp(r: _Read, output: tuple | None) -> tuple[bytes, bytes]:
@@ -380,6 +414,61 @@ def _stamp(r: _Read, output: tuple | None) -> tuple[bytes, bytes]:
     it holding the port already (then only when settled, as inputs are). Another output folder
     holds other files (device, inode), so a run into it reads and writes again."""
     return r.stat_key, marshal.dumps((r.key, output))
+
+
+class _Tree:
+    """One cache entry for a whole run: every ported file's input stat, output stat and record,
+    under a key of the run's files and where they go. A warm run whose inputs and outputs all
+    have those stats (and are settled) is served by that one lookup, with the checks of
+    _needs_no_bytes; any file that differs sends the run through the per-file stamps and
+    entries, after which the entry is written anew. Per file, serving from stamps costs two
+    lookups and loads the file's splices, which a run that writes nothing has no use for."""
+    MODES = (OUT, IN_PLACE, DRY_RUN)  # where a file known by its stat may need no bytes
+
+    def __init__(self, cache: Cache, jobs: list[Job]) -> None:
+        self.cache, self.jobs, self.served = cache, jobs, False
+        self.ported = [i for i, job in enumerate(jobs) if not _passed_over(job.file)]
+        first = jobs[0]
+        files = [(jobs[i].file.where, jobs[i].file.rel) for i in self.ported]
+        self.key = cache.key(marshal.dumps((first.mode, str(first.out_root), files)), "\0tree")
+
+    @classmethod
+    def of(cls, jobs: list[Job]) -> _Tree | None:
+        if not jobs or jobs[0].mode not in cls.MODES:
+            return None
+        cache = _cache(jobs[0])
+        return cls(cache, jobs) if cache.on else None
+
+    def serve(self) -> list[Outcome] | None:
+        """Every job's outcome, when the entry still holds for every ported file; else None."""
+        entry = self.cache.get(self.key)
+        try:
+            inputs, outputs, packed = entry
+            if not len(inputs) == len(outputs) == len(packed) == len(self.ported):
+                return None
+            before = settled_before()
+            outcomes: list[Outcome | None] = [None] * len(self.jobs)
+            for i, known, output, values in zip(self.ported, inputs, outputs, packed):
+                job = self.jobs[i]
+                st = _stat(job.file.where)
+                if st is None or not settled(st, before) or _stat_values(st) != known:
+                    return None
+                record = results.unpack(values)
+                if not _needs_no_bytes(job, st, record, output):
+                    return None
+                outcomes[i] = Outcome(record, stamp=(known, output))
+        except (TypeError, ValueError, KeyError):  # none, or not this shape: a miss
+            return None
+        self.served = True
+        return [outcome or _unported(job) for outcome, job in zip(outcomes, self.jobs)]
+
+    def keep(self, outcomes: list[Outcome]) -> None:
+        """The entry for the next run, when every ported file left a stamp."""
+        stamps = [outcomes[i].stamp for i in self.ported]
+        if self.served or not stamps or any(s is None for s in stamps):
+            return
+        self.cache.put(self.key, (tuple(s[0] for s in stamps), tuple(s[1] for s in stamps),
+                                  tuple(results.pack(outcomes[i].record) for i in self.ported)))
 
 
 def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:

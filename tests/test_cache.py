@@ -650,3 +650,68 @@ def test_a_warm_port_imports_only_what_serving_the_cache_needs(tmp_path):
                 "difflib", "json", "csv", "shutil", "tomllib", "importlib.resources", "click", "hipport.mappings",
                 "hipport.parse.lexer", "hipport.rules", "dataclasses", "inspect"}
     assert unwanted & warm == set()
+
+
+def _count_serves(monkeypatch) -> list:
+    """The batches served file by file (runner._serve): none when the run's entry serves it."""
+    from hipport import runner
+
+    batches = []
+    real = runner._serve
+    monkeypatch.setattr(runner, "_serve", lambda batch, lookups: batches.append(len(batch)) or real(batch, lookups))
+    return batches
+
+
+def test_a_warm_run_is_served_by_the_runs_entry_until_a_file_changes(tmp_path, private_cache, monkeypatch, capsys):
+    """Every file as the last run left it: one entry serves the run, with the same outputs and
+    report. An input or output changed since, or an output gone, sends the run through the
+    per-file entries, which port what changed; the run after is served whole again."""
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))  # every file counts as settled
+    src, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(EXAMPLE, src)
+    assert run("port", src, "-o", out, "--report", tmp_path / "r1", "-j", "1") == 0
+    expected = tree_bytes(out)
+    batches, reads, calls = _count_serves(monkeypatch), _count_port_reads(monkeypatch), count_ports(monkeypatch)
+    assert run("port", src, "-o", out, "--report", tmp_path / "r2", "-j", "1") == 0
+    assert batches == reads == calls == [] and tree_bytes(out) == expected
+    assert (tmp_path / "r1" / "report.json").read_bytes() == (tmp_path / "r2" / "report.json").read_bytes()
+    ported = next(rel for rel, data in expected.items() if b"hip" in data and rel.endswith((".cu", ".cpp")))
+    for change in ("input", "output", "removed"):
+        if change == "input":
+            (src / ported).write_bytes((src / ported).read_bytes() + b"\n// cudaFree\n")
+        elif change == "output":
+            (out / ported).write_bytes(b"overwritten")
+        else:
+            (out / ported).unlink()
+        assert run("port", src, "-o", out, "-j", "1") == 0
+        assert batches and (out / ported).read_bytes() == expected[ported] + b"\n// cudaFree\n"
+        del batches[:], calls[:]
+        assert run("port", src, "-o", out, "-j", "1") == 0
+        assert batches == calls == []
+
+
+def test_the_runs_entry_is_for_those_files_going_there(tmp_path, private_cache, monkeypatch, capsys):
+    """The same files under other relative paths, or into another folder, are another run:
+    its outputs are written where it says."""
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "k.cu").write_bytes(b"void f(void* p) { cudaFree(p); }\n")
+    out = tmp_path / "out"
+    assert run("port", src, "-o", out, "-j", "1") == 0
+    assert run("port", src / "sub", "-o", out, "-j", "1") == 0
+    ported = (out / "sub" / "k.cu").read_bytes()
+    assert b"hipFree(p)" in ported and (out / "k.cu").read_bytes() == ported
+    assert run("port", src, "-o", tmp_path / "other", "-j", "1") == 0
+    assert tree_bytes(tmp_path / "other") == {"sub/k.cu": ported}
+
+
+def test_no_runs_entry_while_a_file_is_unsettled(tmp_path, private_cache, monkeypatch, capsys):
+    """A file written within the settling time may change without its stat showing it: a run
+    that holds one is not kept whole, and the next run looks its files up one by one."""
+    src = tmp_path / "src"
+    shutil.copytree(EXAMPLE, src)  # just written: not settled
+    assert run("port", src, "-o", tmp_path / "out", "-j", "1") == 0
+    batches = _count_serves(monkeypatch)
+    assert run("port", src, "-o", tmp_path / "out", "-j", "1") == 0
+    assert batches
