@@ -119,19 +119,22 @@ class _Store:
         root.mkdir(parents=True, exist_ok=True)
         path = root / _DB_NAME
         try:
-            self.db = self._connect(path)
+            self.db, self.fresh = self._connect(path)
         except sqlite3.DatabaseError:  # not a database (truncated, overwritten): start again
             path.unlink(missing_ok=True)
-            self.db = self._connect(path)
+            self.db, self.fresh = self._connect(path)
 
     @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
+    def _connect(path: Path) -> tuple[sqlite3.Connection, bool]:
+        """The connection, and whether it made the entries table (a new file, or one of
+        another build): then this process knows there is no entry yet, until it stores one."""
         db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         # A lost entry is a miss, so durability is not worth an fsync per insert.
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=OFF")
         db.execute("PRAGMA mmap_size=268435456")  # reads through the page cache: half the time
         db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB)")
+        made = False
         if _stored_code(db) != code_fingerprint():
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -139,11 +142,12 @@ class _Store:
                     db.execute("DROP TABLE IF EXISTS entries")  # the schema may be an older one too
                     db.execute(_ENTRIES)
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('code', ?)", (code_fingerprint(),))
+                    made = True
                 db.execute("COMMIT")
             finally:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
-        return db
+        return db, made
 
     def get_many(self, keys: list[bytes]) -> dict[bytes, bytes]:
         found: dict[bytes, bytes] = {}
@@ -155,6 +159,7 @@ class _Store:
 
     def put_many(self, items: list[tuple[bytes, bytes]]) -> None:
         """One transaction: a commit per row would cost a WAL frame and a lock each."""
+        self.fresh = False
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", items)
@@ -194,6 +199,15 @@ class Cache:
         """Whether entries are kept (no --no-cache, and the folder is usable): without, a
         caller skips making keys and values nobody will read."""
         return self._store() is not None
+
+    @property
+    def known_empty(self) -> bool:
+        """Whether this process made the cache file's entries table and has stored nothing
+        since (a first run, or the first after an upgrade): a lookup can find nothing, so a
+        run need not read and hash files to look them up. Other processes (`-j` workers) may
+        have stored entries meanwhile, but only of files this run hands them."""
+        store = self._store()
+        return store is not None and store.fresh
 
     def key(self, data: bytes, rel: str) -> bytes:
         h = self._salted.copy()  # the salt hashed once; the file's bytes hashed where they lie

@@ -133,7 +133,7 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
     size = max(1, min(BATCH, len(jobs) // (workers * 8))) if pooled else BATCH
     queue: deque = deque()  # (outcomes, misses, future or None) per batch, in job order
     pool = None
-    lookups = _Lookups()
+    lookups = _Lookups(_cache(jobs[0]).known_empty if jobs else False)
     try:
         for start in range(0, len(jobs), size):
             outcomes, misses = _serve(jobs[start:start + size], lookups)
@@ -185,9 +185,11 @@ class _Lookups:
     stores what the next run looks up."""
     GIVE_UP_AFTER = 2 * BATCH
 
-    def __init__(self) -> None:
-        self.stamps = [0, 0]  # stamps looked up, found
-        self.entries = [0, 0]  # entries looked up, found
+    def __init__(self, known_empty: bool = False) -> None:
+        """`known_empty`: the cache holds no entry (Cache.known_empty): given up from the start."""
+        looked_up = self.GIVE_UP_AFTER if known_empty else 0
+        self.stamps = [looked_up, 0]  # stamps looked up, found
+        self.entries = [looked_up, 0]  # entries looked up, found
 
     @staticmethod
     def _worth(counts: list[int]) -> bool:
@@ -441,7 +443,7 @@ class _Tree:
 
     def serve(self) -> list[Outcome] | None:
         """Every job's outcome, when the entry still holds for every ported file; else None."""
-        entry = self.cache.get(self.key)
+        entry = None if self.cache.known_empty else self.cache.get(self.key)
         try:
             inputs, outputs, packed = entry
             if not len(inputs) == len(outputs) == len(packed) == len(self.ported):

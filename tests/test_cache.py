@@ -484,13 +484,19 @@ def test_a_warm_port_into_the_same_output_reads_no_file(tmp_path, private_cache,
     assert reads == []
 
 
-def test_a_tree_the_cache_does_not_know_stops_being_looked_up(tmp_path, private_cache, monkeypatch, capsys):
+@pytest.mark.parametrize("cache_file", ["new", "known"])
+def test_a_tree_the_cache_does_not_know_stops_being_looked_up(tmp_path, private_cache, monkeypatch, capsys,
+                                                             cache_file):
     """A first port of a tree finds neither stamps nor entries: after a few batches its files
     are no longer statted and read to look them up (the porting reads them), and the run still
-    leaves what the next run looks up."""
+    leaves what the next run looks up. In a cache file this run made (`new`), nothing is
+    looked up at all."""
     from hipport import runner
 
     monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))
+    if cache_file == "known":  # the cache file exists, with another tree's entries
+        assert run("port", EXAMPLE, "-o", tmp_path / "example", "-j", "1") == 0
+        forget_open_caches()
     src = tmp_path / "src"
     src.mkdir()
     n = 3 * runner._Lookups.GIVE_UP_AFTER
@@ -501,7 +507,9 @@ def test_a_tree_the_cache_does_not_know_stops_being_looked_up(tmp_path, private_
     monkeypatch.setattr(runner, "_stat", lambda path, follow=True: statted.append(path) or real_stat(path, follow))
     monkeypatch.setattr(runner, "_unread", lambda job: unread.append(job) or real_unread(job))
     assert run("port", src, "-o", tmp_path / "cold", "-j", "1") == 0
-    assert len(statted) == runner._Lookups.GIVE_UP_AFTER and len(unread) == n - runner._Lookups.GIVE_UP_AFTER
+    looked_up = runner._Lookups.GIVE_UP_AFTER if cache_file == "known" else 0
+    assert len(statted) == looked_up and len(unread) == n - looked_up
+    forget_open_caches()
     reads = _count_port_reads(monkeypatch)
     del unread[:]
     assert run("port", src, "-o", tmp_path / "cold", "-j", "1") == 0
