@@ -555,9 +555,15 @@ def _major_minor_of(target_hip: Any) -> tuple[int, int]:
     return (t[0], t[1])
 
 
+# load()'s defaults: the newest target, hipBLAS-style libraries, no experimental APIs. What
+# they resolve to is kept in the compiled copy (5 ms a process to work out from the rows).
+_DEFAULT_LIBS, _DEFAULT_EXPERIMENTAL = "hip", False
+_DEFAULTS = (_DEFAULT_LIBS, _DEFAULT_EXPERIMENTAL)
+
+
 @functools.lru_cache(maxsize=16)
-def load(target_hip: tuple[int, int] | None = None, libs: str = "hip",
-         experimental: bool = False) -> Mappings:
+def load(target_hip: tuple[int, int] | None = None, libs: str = _DEFAULT_LIBS,
+         experimental: bool = _DEFAULT_EXPERIMENTAL) -> Mappings:
     """The tables filtered for a target HIP version (default: the newest the tables know),
     `libs="hip"` (hipBLAS, ...) or `"roc"` (rocBLAS, ... where a roc name exists) and whether
     APIs HIP marks experimental are used."""
@@ -587,11 +593,6 @@ def _resolved(entries: dict[str, tuple], include_rows: tuple, target: tuple[int,
             continue
         includes[cuda] = new
     return names, transforms, includes, include_library
-
-
-# load()'s defaults: the newest target, hipBLAS-style libraries, no experimental APIs. What
-# they resolve to is kept in the compiled copy (5 ms a process to work out from the rows).
-_DEFAULTS = ("hip", False)
 
 
 def _build(raw: tuple, target_hip: tuple[int, int] | None, libs: str,

@@ -299,18 +299,18 @@ def _passed_over(f: InputFile) -> bool:
 def _unported(job: Job) -> Outcome | None:
     """The outcome of a file that is not ported (skipped, a link, a copy), else None."""
     f = job.file
+    if not _passed_over(f):
+        return None
     if f.skip:
         return Outcome(_record(f, output_name(f.rel, job.settings), "skipped", f.skip))
     if f.link is not None:
         return _link(job, output_name(f.rel, job.settings))
-    if f.verbatim:
-        if job.mode == OUT:
-            try:
-                write_copy(os.path.join(job.out_root, f.rel), *read_with_mode(f.where))
-            except OSError as exc:
-                return Outcome(_record(f, f.rel, "failed", f"cannot copy: {exc}"))
-        return Outcome(_record(f, f.rel, "unchanged", "excluded folder: copied as is"))
-    return None
+    if job.mode == OUT:  # what is left: a file of an excluded folder (f.verbatim)
+        try:
+            write_copy(os.path.join(job.out_root, f.rel), *read_with_mode(f.where))
+        except OSError as exc:
+            return Outcome(_record(f, f.rel, "failed", f"cannot copy: {exc}"))
+    return Outcome(_record(f, f.rel, "unchanged", "excluded folder: copied as is"))
 
 
 def _unread(job: Job) -> _Read:
