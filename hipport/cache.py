@@ -157,9 +157,12 @@ class _Store:
                 f"SELECT key, value FROM entries WHERE key IN ({','.join('?' * len(part))})", part))
         return found
 
-    def put_many(self, items: list[tuple[bytes, bytes]]) -> None:
-        """One transaction: a commit per row would cost a WAL frame and a lock each."""
-        self.fresh = False
+    def put_many(self, items: list[tuple[bytes, bytes]], files: bool = True) -> None:
+        """One transaction: a commit per row would cost a WAL frame and a lock each. `files`:
+        whether the rows may be files' entries (a memo's value is none: no file's lookup can
+        find it, so the store stays known empty of them)."""
+        if files:
+            self.fresh = False
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", items)
@@ -202,8 +205,8 @@ class Cache:
 
     @property
     def known_empty(self) -> bool:
-        """Whether this process made the cache file's entries table and has stored nothing
-        since (a first run, or the first after an upgrade): a lookup can find nothing, so a
+        """Whether this process made the cache file's entries table and has stored no file's
+        entry since (a first run, or the first after an upgrade): a lookup can find nothing, so a
         run need not read and hash files to look them up. Other processes (`-j` workers) may
         have stored entries meanwhile, but only of files this run hands them."""
         store = self._store()
@@ -245,14 +248,16 @@ class Cache:
                 pass
         return found
 
-    def put_many(self, items: Iterable[tuple[bytes, Any]], dumps: Callable[[Any], bytes] = marshal.dumps) -> None:
+    def put_many(self, items: Iterable[tuple[bytes, Any]], dumps: Callable[[Any], bytes] = marshal.dumps,
+                 files: bool = True) -> None:
+        """Store the items, each value `dumps(value)`; `files`: see _Store.put_many."""
         store = self._store()
         if store is None:
             return
         try:
             rows = [(key, _seal(dumps(value))) for key, value in items]
             if rows:
-                store.put_many(rows)
+                store.put_many(rows, files)
         except (sqlite3.Error, ValueError):  # marshal: ValueError for what it cannot write
             pass  # a read-only, full or locked cache costs speed, never the run
 
@@ -269,5 +274,30 @@ class Cache:
         value = self.get(key)
         if value is None:
             value = compute()
-            self.put(key, value)
+            self.put_many([(key, value)], files=False)
         return value
+
+
+class Lookups:
+    """Whether looking a run's files up still pays. A tree the cache knows nothing of (never
+    seen with these settings) gets no hit from its first files: then the rest are no longer
+    statted to look up their stamps, nor read and hashed by the run to look up their entries;
+    whoever analyzes them reads them (a `-j` worker, at the same time) and the run still
+    stores what the next one looks up."""
+
+    def __init__(self, give_up_after: int, known_empty: bool = False) -> None:
+        """`give_up_after`: files looked up without a hit before giving up; `known_empty`: the
+        cache holds no entry (Cache.known_empty), so the run gives up from the start."""
+        self.give_up_after = give_up_after
+        looked_up = give_up_after if known_empty else 0
+        self.stamps = [looked_up, 0]  # stamps looked up, found
+        self.entries = [looked_up, 0]  # entries looked up, found
+
+    def _worth(self, counts: list[int]) -> bool:
+        return counts[1] > 0 or counts[0] < self.give_up_after
+
+    def stamps_worth(self) -> bool:
+        return self._worth(self.stamps)
+
+    def entries_worth(self) -> bool:
+        return self._worth(self.stamps) or self._worth(self.entries)

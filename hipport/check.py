@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 
 from hipport import parallel
-from hipport.cache import open_cache, settled, settled_before
+from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
 from hipport.config import Settings, find_config
-from hipport.emit import read_with_mode
+from hipport.emit import read_with_mode, read_with_stat
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
 from hipport.files import InputFile, collect, is_source, unreadable_reason
 from hipport.findings import SEVERITIES, Finding, finding_of, severity_at_least
@@ -39,7 +39,8 @@ class FileJob(NamedTuple):
     path: str  # as reported: relative to the current folder where the file is under it
     settings: Settings
     rules: tuple[str, ...]  # codes of the selected rules
-    data: bytes = b""  # the file's bytes, read by the run (the cache key is made from them)
+    cache_root: Path | None = None  # None: no cache
+    data: bytes | None = None  # the file's bytes when the run read them (to look them up)
 
 
 class FileCheck(NamedTuple):
@@ -227,13 +228,34 @@ def _load_check(raw: bytes) -> FileCheck:
     return FileCheck(path, kind, status, reason, tuple(map(finding_of, rows)), suppressed)
 
 
-def check_file(job: FileJob) -> FileCheck:
-    """One file's analysis (in a worker process for big runs); the run reads the file and
-    keeps the cache."""
+def _cache(cache_root: Path | None, settings: Settings, codes: tuple[str, ...]) -> Cache:
+    return open_cache(cache_root, "check", (settings.cache_key(), codes))
+
+
+def _entry_name(job: FileJob) -> str:
+    """What a file's keys hold besides its bytes or stat: the path it is reported under (its
+    FileCheck's) and its kind."""
+    return job.path + "\0" + job.file.kind
+
+
+def check_file(job: FileJob) -> tuple[FileCheck, bytes | None, bytes | None]:
+    """One file's analysis (in a worker process for big runs), reading the file unless the run
+    did; with the keys the run stores the result under when it was read here: the bytes' key,
+    and the stat's when settled (None with the cache off)."""
     from hipport.loaders import prepare  # noqa: PLC0415 - a fully cached check never gets here
 
     prepare(job.settings)  # a fresh worker process loads the tables and the rule modules here
-    return check_source(job.data, job.path, job.file.kind, job.settings, [REGISTRY[c] for c in job.rules])
+    f, data, st = job.file, job.data, None
+    if data is None:
+        try:
+            data, st = read_with_stat(f.where)
+        except OSError as exc:
+            return FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}"), None, None
+    result = check_source(data, job.path, f.kind, job.settings, [REGISTRY[c] for c in job.rules])
+    if st is None or job.cache_root is None:
+        return result, None, None
+    cache, name = _cache(job.cache_root, job.settings, job.rules), _entry_name(job)
+    return result, cache.key(data, name), cache.stat_key(st, name) if settled(st, settled_before()) else None
 
 
 _BATCH = 256  # files read and looked up in the cache at a time
@@ -243,27 +265,31 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
                cache_root: Path | None, on_done: Callable[[], None] | None) -> list[FileCheck]:
     """Every job's FileCheck, in job order. Cache hits are answered here, a few hundred keys per
     query, most of them from the files' stat alone; only the misses are analyzed (by workers
-    when there are many), and their results are stored a batch per transaction."""
-    cache = open_cache(cache_root, "check", (settings.cache_key(), codes))
+    when there are many), and their results are stored a batch per transaction. Where looking
+    up does not pay (cache.Lookups), the files go to the analysis unread."""
+    cache = _cache(cache_root, settings, codes)
     results: list[FileCheck | None] = [None] * len(jobs)
-    misses: list[tuple[int, bytes, FileJob]] = []  # (index, cache key, job with its bytes)
+    # (index, content key, stat key, bytes) of each file to analyze; no bytes: read by the analysis
+    misses: list[tuple[int, bytes | None, bytes | None, bytes | None]] = []
     known_stats: list[tuple[bytes, bytes]] = []  # (stat key, content key) of settled files
+    lookups = Lookups(_BATCH, cache.known_empty)
     before = settled_before()
     for start in range(0, len(jobs), _BATCH):
-        statted = []  # (index, stat key or None)
+        todo = []
         for i in range(start, min(start + _BATCH, len(jobs))):
-            job, f = jobs[i], jobs[i].file
+            f = jobs[i].file
             if f.skip:
-                results[i] = FileCheck(job.path, f.kind, "skipped", reason=f.skip)
-                continue
-            try:
-                st = os.stat(f.where)
-            except OSError:
-                statted.append((i, None))  # reading it says why
-                continue
-            name = job.path + "\0" + f.kind
-            statted.append((i, cache.stat_key(st, name) if settled(st, before) else None))
+                results[i] = FileCheck(jobs[i].path, f.kind, "skipped", reason=f.skip)
+            else:
+                todo.append(i)
+        if not cache.on or not lookups.entries_worth():
+            misses += [(i, None, None, None) for i in todo]
+            continue
+        statted = [(i, _stat_key(cache, jobs[i], before)) for i in todo] if lookups.stamps_worth() \
+            else [(i, None) for i in todo]
         by_stat = cache.get_many([key for _, key in statted if key], bytes)
+        lookups.stamps[0] += sum(1 for _, key in statted if key)
+        lookups.stamps[1] += len(by_stat)
         found = cache.get_many(sorted(set(by_stat.values())), _load_check)
         batch = []
         for i, stat_key in statted:
@@ -271,35 +297,52 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
             if hit is not None:
                 results[i] = hit
                 continue
-            job, f = jobs[i], jobs[i].file
+            job = jobs[i]
             try:
-                data = read_with_mode(f.where)[0]
+                data = read_with_mode(job.file.where)[0]
             except OSError as exc:
-                results[i] = FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
+                results[i] = FileCheck(job.path, job.file.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
                 continue
-            batch.append((i, cache.key(data, job.path + "\0" + f.kind), data, stat_key))
+            batch.append((i, cache.key(data, _entry_name(job)), stat_key, data))
         found = cache.get_many([key for _, key, _, _ in batch], _load_check)
-        for i, key, data, stat_key in batch:
+        lookups.entries[0] += len(batch)
+        lookups.entries[1] += len(found)
+        for i, key, stat_key, data in batch:
             if stat_key is not None:
                 known_stats.append((stat_key, key))
             results[i] = found.get(key)
             if results[i] is None:
-                misses.append((i, key, jobs[i]._replace(data=data)))
+                misses.append((i, key, stat_key, data))
     cache.put_many(known_stats, bytes)
     if on_done:
         for _ in range(len(jobs) - len(misses)):
             on_done()
-    fresh = []
-    checked = parallel.run(check_file, [job for _, _, job in misses], settings.jobs, on_done)
-    for (i, key, _), result in zip(misses, checked):
+    rows: list[tuple[bytes, bytes]] = []
+    work = [jobs[i] if data is None else jobs[i]._replace(data=data) for i, _, _, data in misses]
+    checked = parallel.run(check_file, work, settings.jobs, on_done)
+    for (i, key, _, _), (result, read_key, read_stat_key) in zip(misses, checked):
         results[i] = result
-        if result.status != "failed":
-            fresh.append((key, result))
-        if len(fresh) >= _BATCH:
-            cache.put_many(fresh, _dump_check)
-            fresh = []
-    cache.put_many(fresh, _dump_check)
+        if key is None:  # read by the analysis, which made the keys
+            key = read_key
+            if read_stat_key is not None and key is not None:
+                rows.append((read_stat_key, key))
+        if key is not None and result.status != "failed":
+            rows.append((key, _dump_check(result)))
+        if len(rows) >= _BATCH:
+            cache.put_many(rows, bytes)
+            rows = []
+    cache.put_many(rows, bytes)
     return results
+
+
+def _stat_key(cache: Cache, job: FileJob, before: int) -> bytes | None:
+    """The file's stat key when its stat is settled; None when not, or when it cannot be
+    statted (reading it says why)."""
+    try:
+        st = os.stat(job.file.where)
+    except OSError:
+        return None
+    return cache.stat_key(st, _entry_name(job)) if settled(st, before) else None
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -324,7 +367,7 @@ def run_check(paths: list[Path], settings: Settings, options: Options,
     cwd = os.getcwd()
     codes = tuple(r.code for r in rules)
     # A link inside the tree is not followed: its target is checked where it lies.
-    jobs = [FileJob(f, display_path(f, cwd), settings, codes) for f in files
+    jobs = [FileJob(f, display_path(f, cwd), settings, codes, cache_root) for f in files
             if f.kind in kinds and f.link is None and not f.verbatim]
     results = _check_all(jobs, settings, codes, cache_root, on_done)
     results.sort(key=lambda r: r.path)

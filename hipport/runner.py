@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from hipport import parallel, results
-from hipport.cache import Cache, open_cache, settled, settled_before
+from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
 from hipport.config import NEVER_COPIED, Settings
 from hipport.edits import splice
 from hipport.emit import mirror_link, read_with_mode, read_with_stat, unified_diff, write_atomic, write_copy
@@ -30,6 +30,7 @@ OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
 BATCH = 64  # files per cache query and per task of a worker
 AHEAD = 4  # batches read ahead of each worker: bounds the bytes held in memory
+GIVE_UP_AFTER = 2 * BATCH  # files looked up in vain before a run stops looking (cache.Lookups)
 
 
 class Job(NamedTuple):
@@ -53,7 +54,7 @@ class Outcome(NamedTuple):
 class _Read(NamedTuple):
     """A file read, and its cache key, on its way to the pipeline."""
     job: Job
-    data: bytes | None  # None: not read yet (see _Lookups)
+    data: bytes | None  # None: not read yet (see Lookups)
     mode: int  # permission bits
     key: bytes  # the content key
     stat_key: bytes | None  # when the file's stat is settled (cache.Cache.stat_key)
@@ -133,7 +134,7 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
     size = max(1, min(BATCH, len(jobs) // (workers * 8))) if pooled else BATCH
     queue: deque = deque()  # (outcomes, misses, future or None) per batch, in job order
     pool = None
-    lookups = _Lookups(_cache(jobs[0]).known_empty if jobs else False)
+    lookups = Lookups(GIVE_UP_AFTER, _cache(jobs[0]).known_empty if jobs else False)
     try:
         for start in range(0, len(jobs), size):
             outcomes, misses = _serve(jobs[start:start + size], lookups)
@@ -177,32 +178,7 @@ def _cache(job: Job) -> Cache:
     return open_cache(job.cache_root, "port", (settings.cache_key(), job.renamed))
 
 
-class _Lookups:
-    """Whether looking files up in the cache still pays in this run. A tree the cache knows
-    nothing of (never ported with these settings) gets no hit from the first few batches: then
-    its files are no longer statted to look up stamps, and no longer read and hashed here to
-    look up entries; the porting reads them (in the `-j` workers, at the same time), and still
-    stores what the next run looks up."""
-    GIVE_UP_AFTER = 2 * BATCH
-
-    def __init__(self, known_empty: bool = False) -> None:
-        """`known_empty`: the cache holds no entry (Cache.known_empty): given up from the start."""
-        looked_up = self.GIVE_UP_AFTER if known_empty else 0
-        self.stamps = [looked_up, 0]  # stamps looked up, found
-        self.entries = [looked_up, 0]  # entries looked up, found
-
-    @staticmethod
-    def _worth(counts: list[int]) -> bool:
-        return counts[1] > 0 or counts[0] < _Lookups.GIVE_UP_AFTER
-
-    def stamps_worth(self) -> bool:
-        return self._worth(self.stamps)
-
-    def entries_worth(self) -> bool:
-        return self._worth(self.stamps) or self._worth(self.entries)
-
-
-def _serve(batch: list[Job], lookups: _Lookups) -> tuple[list[Outcome | None], list[tuple[int, _Read]]]:
+def _serve(batch: list[Job], lookups: Lookups) -> tuple[list[Outcome | None], list[tuple[int, _Read]]]:
     """The batch's outcomes that need no pipeline (links, copies, cache hits) and the files
     left to port, by position (read here, or left to the porting to read). A file the cache
     knows by its stat (see _stamp) is served without being read when its output needs no
@@ -241,7 +217,7 @@ def _serve(batch: list[Job], lookups: _Lookups) -> tuple[list[Outcome | None], l
 
 
 def _serve_by_stat(cache: Cache, batch: list[Job], outcomes: list[Outcome | None], before: int,
-                   lookups: _Lookups) -> dict[int, tuple[os.stat_result, bytes]]:
+                   lookups: Lookups) -> dict[int, tuple[os.stat_result, bytes]]:
     """Fill in the outcomes of the files whose stamps (see _stamp) say they need no reading;
     the others' stat and stat key, by position, for _read to keep."""
     statted = []
@@ -356,7 +332,7 @@ def port_reads(reads: list[_Read]) -> list[Outcome]:
     before = settled_before()
     outcomes: list[Outcome | None] = [None] * len(reads)
     for n, r in enumerate(reads):
-        if r.data is None:  # left to be read here (see _Lookups)
+        if r.data is None:  # left to be read here (see Lookups)
             got = _read(r.job, cache, before if keep else None)
             if isinstance(got, Outcome):
                 outcomes[n] = got

@@ -435,6 +435,41 @@ def test_a_settled_file_is_known_by_its_stat(tmp_path, private_cache, monkeypatc
     assert capsys.readouterr().out != cold
 
 
+@pytest.mark.parametrize("cache_file", ["new", "known"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_check_of_a_tree_the_cache_does_not_know_leaves_reading_to_the_analysis(
+        tmp_path, private_cache, monkeypatch, capsys, cache_file, jobs):
+    """As for a port: a first check of a tree reads no file in the run itself where the cache
+    file is new, and stops looking files up after a batch without a hit where it holds another
+    tree's entries. The analysis reads those files (in the workers with -j 2) and still
+    leaves the entries and stamps that answer the next run without a read."""
+    from hipport import check
+
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))
+    monkeypatch.setattr(check, "_BATCH", 4)
+    if cache_file == "known":
+        assert run("check", ROOT / "fixtures" / "check" / "warp-mask", "--exit-zero", "-j", "1") == 0
+        capsys.readouterr()
+        forget_open_caches()
+    src = tmp_path / "src"
+    src.mkdir()
+    n = 24  # past parallel.SERIAL_BELOW: -j 2 forks workers
+    for i in range(n):
+        (src / f"k{i:02}.cu").write_bytes(b"__global__ void k%d(unsigned m) { __shfl_sync(0xffffffff, m, 0); }\n" % i)
+    reads = _count_check_reads(monkeypatch)
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", jobs) == 0
+    cold = capsys.readouterr().out
+    assert len(reads) == (4 if cache_file == "known" else 0)  # one batch looked up in vain
+    assert len(json.loads(cold)["findings"]) == n
+    forget_open_caches()
+    analyzed = []
+    real = check.check_file
+    monkeypatch.setattr(check, "check_file", lambda job: analyzed.append(job.path) or real(job))
+    del reads[:]
+    assert run("check", src, "--format", "json", "--exit-zero", "-j", "1") == 0
+    assert reads == [] and analyzed == [] and capsys.readouterr().out == cold
+
+
 def _count_port_reads(monkeypatch) -> list:
     """The files a port reads: its inputs, and the outputs it compares before writing."""
     from hipport import emit, runner
@@ -499,7 +534,7 @@ def test_a_tree_the_cache_does_not_know_stops_being_looked_up(tmp_path, private_
         forget_open_caches()
     src = tmp_path / "src"
     src.mkdir()
-    n = 3 * runner._Lookups.GIVE_UP_AFTER
+    n = 3 * runner.GIVE_UP_AFTER
     for i in range(n):
         (src / f"k{i}.cu").write_bytes(b"void f%d(void* p) { cudaFree(p); }\n" % i)
     statted, unread = [], []
@@ -507,7 +542,7 @@ def test_a_tree_the_cache_does_not_know_stops_being_looked_up(tmp_path, private_
     monkeypatch.setattr(runner, "_stat", lambda path, follow=True: statted.append(path) or real_stat(path, follow))
     monkeypatch.setattr(runner, "_unread", lambda job: unread.append(job) or real_unread(job))
     assert run("port", src, "-o", tmp_path / "cold", "-j", "1") == 0
-    looked_up = runner._Lookups.GIVE_UP_AFTER if cache_file == "known" else 0
+    looked_up = runner.GIVE_UP_AFTER if cache_file == "known" else 0
     assert len(statted) == looked_up and len(unread) == n - looked_up
     forget_open_caches()
     reads = _count_port_reads(monkeypatch)
