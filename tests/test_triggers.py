@@ -45,6 +45,7 @@ PRE_CHECKS = [
     ("hipport.rules.dynamic_parallelism", "all_certainly_host", False),
     ("hipport.rules._host_code", "certainly_host", False),
     ("hipport.rules.texture", "read", None),
+    ("hipport.rules.shared_memory", "_text_opt_ins", None),
 ]
 
 
@@ -193,6 +194,60 @@ def test_lane_shift_in_host_code_costs_no_parse():
         ctx = ctx_of(text)
         found = [h.message.split("`")[1] for h in lane_bit_shift_32(ctx)]
         assert "tree" in ctx.__dict__ and (flagged is None or found == flagged)
+
+
+def test_a_shift_of_a_lane_not_by_one_costs_no_parse():
+    """Only a number literal is shifted into a lane mask: shifting a lane-named value, or an
+    expression in parentheses that ends with a name (the tensor-core GEMM samples' loads), asks
+    no tree; literals in every spelling the rule flags still do, and are flagged."""
+    from hipport.rules.warp import lane_bit_shift_32
+
+    def ctx_of(text):
+        return context_for(text, "k.cu", "cuda", Settings())
+
+    for text in (b"__device__ int f(int laneId, int s) { return g(laneId << s, laneId); }\n",
+                 b"__device__ int f(int laneId, int s) { return (laneId % N_LANES) << s + laneId; }\n",
+                 b"__device__ int f(int* a, int lane) { return a[0] << lane; }\n"):
+        ctx = ctx_of(text)
+        assert list(lane_bit_shift_32(ctx)) == [] and "tree" not in ctx.__dict__, text
+    for left in (b"1u", b"(1U)", b"~0u", b"-1", b"(unsigned)-1", b"0xffffffff", b"0xFFFFFFFFu",
+                 b"1 /* one */", b"(unsigned)(1)", b"0xffff'ffffu"):
+        text = b"__device__ unsigned f(int lane) { return " + left + b" << lane; }\n"
+        ctx = ctx_of(text)
+        found = [h.message.split("`")[1] for h in lane_bit_shift_32(ctx)]
+        assert "tree" in ctx.__dict__, text
+        assert found == [(left + b" << lane").decode()] or left in (b"(unsigned)(1)",), (text, found)
+
+
+def test_a_dynamic_shared_memory_opt_in_is_read_from_the_text():
+    """cudaFuncSetAttribute calls spelled plainly (the tensor-core GEMM samples') are found
+    without a parse, with the very hits the tree gives; a spelling the text cannot be sure of
+    (a qualified or templated name, a comment in the arguments, a declaration) asks the tree."""
+    from hipport.rules import shared_memory as sm
+
+    def ctx_of(text):
+        return context_for(text, "k.cu", "cuda", Settings())
+
+    attr = b"cudaFuncAttributeMaxDynamicSharedMemorySize"
+    plain = (b"#define SMEM (96 * 1024)\n"
+             b"void f(int n) {\n"
+             b"  checkCudaErrors(cudaFuncSetAttribute(k, " + attr + b", SMEM));\n"
+             b"  cudaError_t e = cudaFuncSetAttribute(k, " + attr + b", n * 4);\n"
+             b"  if (n) { cudaFuncSetAttribute(k, " + attr + b", 1024); }\n"
+             b"  cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 100);\n"
+             b"}\n"
+             b"cudaError_t g() { return cudaFuncSetAttribute(k, " + attr + b", 128 << 10); }\n")
+    ctx = ctx_of(plain)
+    found = [h.severity for h in sm.dynamic_shared_memory_opt_in(ctx)]
+    assert found == ["error", "", "error"] and "tree" not in ctx.__dict__  # "": the rule's warning
+    assert sm._text_opt_ins(ctx) == sm._tree_opt_ins(ctx)
+    for unsure in (b"void f() { ::cudaFuncSetAttribute(k, " + attr + b", 1 << 17); }\n",
+                   b"void f() { cudaFuncSetAttribute<void>(k, " + attr + b", 1 << 17); }\n",
+                   b"void f() { cudaFuncSetAttribute(k, /* big */ " + attr + b", 1 << 17); }\n",
+                   b"cudaError_t cudaFuncSetAttribute(const void* f, int attr, int value);\n"):
+        ctx = ctx_of(unsure)
+        assert sm._text_opt_ins(ctx) is None, unsure
+        assert [h.start for h in sm.dynamic_shared_memory_opt_in(ctx)] == [s for s, _, _ in sm._tree_opt_ins(ctx)]
 
 
 def test_a_tile_of_32_by_33_costs_no_parse():

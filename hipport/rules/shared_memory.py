@@ -3,7 +3,9 @@ GPUs (MI300 and earlier CDNA, RDNA); gfx950 (MI350 series) has 160 KiB."""
 
 from __future__ import annotations
 
-from hipport.rewrite.calls import split_top_level
+from hipport.parse import IS_WORD_BYTE
+from hipport.patterns import starts_of
+from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -156,22 +158,69 @@ def dynamic_shared_memory_opt_in(ctx):
     """
     if b"FuncSetAttribute" not in ctx.data:
         return  # no call to report
-    for call in sx.nodes(ctx, "call_expression"):
-        name = sx.call_name(call)
-        if name not in ("cudaFuncSetAttribute", "cuFuncSetAttribute") or not sx.relevant(ctx, call.start_byte):
-            continue
-        args = sx.call_args(call)
-        if len(args) < 3 or not any(a in sx.text(args[1]) for a in _DYNAMIC_ATTRS):
-            continue
-        value = sx.eval_int(ctx, args[2])
+    opt_ins = _text_opt_ins(ctx)
+    for start, end, size in _tree_opt_ins(ctx) if opt_ins is None else opt_ins:
+        value = sx.eval_int(ctx, size)
         if value is None:
-            yield Hit(call.start_byte, call.end_byte,
-                      f"dynamic shared memory limit `{sx.text(args[2])}` set at run time: check it "
-                      "stays within the AMD device's LDS (64 KiB on most GPUs)", _FIX_DYNAMIC)
+            yield Hit(start, end,
+                      f"dynamic shared memory limit `{size.decode('utf-8', 'replace')}` set at run time: "
+                      "check it stays within the AMD device's LDS (64 KiB on most GPUs)", _FIX_DYNAMIC)
         elif value > LDS_LIMIT:
-            yield Hit(call.start_byte, call.end_byte,
+            yield Hit(start, end,
                       f"kernel opted into {_kib(value)} of dynamic shared memory: more than the "
                       "64 KiB of LDS per workgroup on most AMD GPUs", _FIX_DYNAMIC, "error")
+
+
+_OPT_IN_NAMES = ("cudaFuncSetAttribute", "cuFuncSetAttribute")
+# What comes right before a call of a plain name in a statement: never a declaration's type,
+# a member access or a qualifier.
+_CALL_LEADS = frozenset({b"(", b",", b";", b"{", b"}", b"="})
+
+
+def _tree_opt_ins(ctx) -> list[tuple[int, int, bytes]]:
+    """(start, end, the size argument's text) of each call that sets the dynamic shared
+    memory limit, in code hipcc compiles."""
+    out = []
+    for call in sx.nodes(ctx, "call_expression"):
+        if sx.call_name(call) not in _OPT_IN_NAMES or not sx.relevant(ctx, call.start_byte):
+            continue
+        args = sx.call_args(call)
+        if len(args) >= 3 and any(a in sx.text(args[1]) for a in _DYNAMIC_ATTRS):
+            out.append((call.start_byte, call.end_byte, args[2].text))
+    return out
+
+
+def _text_opt_ins(ctx) -> list[tuple[int, int, bytes]] | None:
+    """_tree_opt_ins() read from the text, without a parse, where the lexer is certain of every
+    use of the names in code: a plain name after `(`, `,`, `;`, `{`, `}`, `=` or `return`, then
+    an argument list with neither comments nor directives, no argument empty. None: a use is
+    not certain, and the tree is asked."""
+    data, lexed = ctx.data, ctx.lexed
+    out = []
+    for name in _OPT_IN_NAMES:
+        word = name.encode()
+        for start in starts_of(data, word):
+            end = start + len(word)
+            if (start and data[start - 1] in IS_WORD_BYTE) or (end < len(data) and data[end] in IS_WORD_BYTE) \
+                    or not lexed.in_plain_code(start):
+                continue  # part of another name, or in a comment, a literal or a macro body
+            before = lexed.previous_code(start)
+            if not (before == 0 or data[before - 1 : before] in _CALL_LEADS or (
+                    data[max(0, before - 6) : before] == b"return"
+                    and (before == 6 or data[before - 7] not in IS_WORD_BYTE))):
+                return None
+            call = parse_call(data, end)
+            if call is None or any(s == e for s, e in call.args):
+                return None
+            inside = data[call.open : call.close]
+            if b"#" in inside or b"/*" in inside or b"//" in inside:
+                return None
+            if len(call.args) < 3 or not sx.relevant(ctx, start):
+                continue
+            attr = data[call.args[1][0] : call.args[1][1]].decode("utf-8", "replace")
+            if any(a in attr for a in _DYNAMIC_ATTRS):
+                out.append((start, call.close + 1, data[call.args[2][0] : call.args[2][1]]))
+    return sorted(out)
 
 
 @rule(code="HP653", name="launch-dynamic-shared-memory-over-64k", category="shared-memory-limit",

@@ -270,14 +270,38 @@ def _may_shift_by_lane(ctx) -> bool:
 
 
 def _lane_shifts(ctx):
-    """The shifts in code whose count may name a lane: `lane` (any case) stands between the
+    """The shifts in code that may shift a literal by a lane: the operand before the operator
+    may be a number literal (_may_shift_a_literal), and `lane` (any case) stands between the
     operator and the end of its statement, which holds the whole count (where a `{` comes
     first, a lambda or a braced list, the shift is kept: not read here)."""
     data = ctx.data
     for at in _code_matches(ctx, _SHIFT):
+        if not _may_shift_a_literal(ctx, at):
+            continue
         stop = statement_end(ctx, at + 2)
         if data[stop : stop + 1] == b"{" or _LANE_BYTES.search(data, at + 2, stop):
             yield at
+
+
+# The bytes of a number literal or a name (digit separators, UCNs and `$` included).
+_TOKEN_BYTES = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$\\.'"
+
+
+def _may_shift_a_literal(ctx, at: int) -> bool:
+    """Whether the operand before the shift operator at `at` may be one that lane-bit-shift
+    flags: `1u`, `0xffffffff`, `~0u`, `-1`, in parentheses or after a cast, each ends with a
+    number literal. So the last token before the operator, past closing parentheses (and
+    spaces and comments, which the tree skips too), starts with a digit; a name there (`laneId
+    << n`) or a bracket ends another operand. A directive line there: can't tell."""
+    lexed, data = ctx.lexed, ctx.data
+    end = lexed.previous_code(at)
+    while data[end - 1 : end] == b")":
+        end = lexed.previous_code(end - 1)
+    if end and lexed.in_directive(end - 1):
+        return True
+    head = data[max(0, end - 64) : end]
+    token = head[len(head.rstrip(_TOKEN_BYTES)):]
+    return token[:1].isdigit() or token[:1] == b"."
 
 def _inside(node, kind: str) -> bool:
     parent = node.parent
