@@ -276,7 +276,12 @@ def test_a_mask_assignment_costs_no_parse():
         return context_for(text, "m.cu", "cuda", Settings())
 
     for text in (b"__global__ void k(int g, int* o) { int mask; mask = -(g & 1); o[0] = mask; }\n",
-                 b"__global__ void k(int g, int* o) { unsigned mask = ~0u; /* const */ o[0] = mask & g; }\n"):
+                 b"__global__ void k(int g, int* o) { unsigned mask = ~0u; /* const */ o[0] = mask & g; }\n",
+                 # non-ASCII bytes elsewhere (a name in a comment) spell no mask name
+                 "// \u00a9 J\u00fcrgen\nconst int n = 4;\nint f(int g) { int mask = -(g & 1); return mask + n; }\n".encode(),
+                 # after a control statement's block (cuda-samples' EGL output sample)
+                 b"const int n = 1;\nint f(int g) { int mask; if (g > n) { g = n; } mask = -(g & 1); return mask; }\n",
+                 b"const int n = 1;\nint f(int g) { int mask; for (;;) { break; } mask = ~0u; return mask; }\n"):
         ctx = ctx_of(text)
         assert list(full_warp_mask_32_bit(ctx)) == [] and "tree" not in ctx.__dict__, text
     for text in (b"__global__ void k(int* o) { const unsigned mask = ~0u; o[0] = mask; }\n",

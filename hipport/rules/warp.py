@@ -10,6 +10,7 @@ import bisect
 import re
 
 from hipport import regexes
+from hipport.parse.braces import match_back, word_before
 from hipport.patterns import any_case, leftmost_matches, starts_of, whole_word_starts
 from hipport.rewrite.calls import split_top_level
 from hipport.rules import Guarded, Hit, rule
@@ -738,10 +739,20 @@ def _may_call_sync(data: bytes) -> bool:
     return False
 
 
+# `s` and `k` have non-ASCII case variants, U+017F and U+212A, that the str pattern _MASK_NAME
+# also matches (no other letter of `mask` has one); these are their UTF-8 bytes.
+_ODD_CASE_MASK_LETTERS = (b"\xc5\xbf", b"\xe2\x84\xaa")
+
+
+def _may_spell_mask_oddly(data: bytes) -> bool:
+    """Whether a name in the file may match _MASK_NAME with U+017F or U+212A in it: then the
+    lower-cased bytes do not show every mask name."""
+    return not data.isascii() and any(letter in data for letter in _ODD_CASE_MASK_LETTERS)
+
+
 def _may_name_mask(ctx) -> bool:
-    """Whether a name in the file may match _MASK_NAME. Non-ASCII files are assumed to: `s` and
-    `k` have non-ASCII case variants (U+017F, U+212A) that the str pattern also matches."""
-    return not ctx.data.isascii() or _contains_any(ctx, b"mask")
+    """Whether a name in the file may match _MASK_NAME."""
+    return _may_spell_mask_oddly(ctx.data) or _contains_any(ctx, b"mask")
 
 
 _SYNC_NAME = regexes.compile(rb"__\w*_sync\b")
@@ -795,12 +806,12 @@ _INITIALIZED = regexes.compile(rb"\w*[ \t\r\n]*(=(?!=)|\()")
 def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
     """Whether a mask-named variable (or one passed as a `__*_sync` mask) may be initialized
     to a full 32-bit mask, read from the text before the tree is asked: its initializer (after
-    `=` or `(`; a braced list is never one) may be what _full32 reports. Non-ASCII files are
-    assumed to (see _may_name_mask)."""
+    `=` or `(`; a braced list is never one) may be what _full32 reports. Files that may spell
+    a mask name with a non-ASCII letter are assumed to (see _may_spell_mask_oddly)."""
     data = ctx.data
-    if not data.isascii():
+    if _may_spell_mask_oddly(data):
         return True
-    # ASCII: `mask` in any case is `mask` in the lower-cased text, at the same offsets
+    # Else `mask` in any case is `mask` in the lower-cased text, at the same offsets
     starts = {_NAME_START.search(data, max(0, at - 64), at).start() for at in starts_of(_lowered(ctx), b"mask")}
     for name in flagged_names:
         starts.update(whole_word_starts(data, name.encode()))
@@ -818,8 +829,32 @@ def _may_be_const(ctx, at: int) -> bool:
     text (a lambda or a list after the name, `struct {...}` before it: not read here)."""
     data, end, start = ctx.data, statement_end(ctx, at), statement_start(ctx, at)
     before = ctx.lexed.previous_code(start)
-    return data[end : end + 1] != b";" or data[before - 1 : before] == b"}" \
+    return data[end : end + 1] != b";" or (data[before - 1 : before] == b"}" and not _ends_statements(ctx, before - 1)) \
         or _CONST.search(data, start, end) is not None
+
+
+_STATEMENT_HEADS = frozenset({b"if", b"for", b"while", b"switch", b"catch"})
+
+
+def _ends_statements(ctx, close: int) -> bool:
+    """Whether the `}` at `close` ends a block of statements: the body of `if (...)`, `for
+    (...)`, `else`, `do`, ... or a plain block. Then no type (`struct {...}`) ends there, and
+    the statement after it starts afresh. Anything else (a function or lambda body, a class
+    body, unpaired braces): can't tell, False."""
+    braces, data = ctx.lexed.braces, ctx.data
+    if not braces.balanced:
+        return False
+    i = braces.innermost(close)
+    if i < 0 or braces.closes[i] != close:
+        return False
+    end = braces.code_before(braces.opens[i])
+    before = data[end - 1 : end]
+    if before in (b";", b"{", b"}"):
+        return True
+    if before == b")":
+        paren = match_back(ctx.lexed, end - 1)
+        return paren is not None and word_before(data, braces.code_before(paren))[1] in _STATEMENT_HEADS
+    return word_before(data, end)[1] in (b"else", b"do")
 
 
 def _is_sync_call(name: str) -> bool:
@@ -830,7 +865,7 @@ def _is_sync_call(name: str) -> bool:
 # `_sync`, or `mask` in some case. A str pattern with re.I also takes U+017F for `s` and
 # U+212A for `k` (UTF-8 below), which the body allows for in every non-ASCII file.
 @rule(code="HP451", name="full-warp-mask-32-bit", category="warp-mask", severity="warning",
-      effort="medium", triggers=(b"_sync", *any_case(b"mask"), b"\xc5\xbf", b"\xe2\x84\xaa"))
+      effort="medium", triggers=(b"_sync", *any_case(b"mask"), *_ODD_CASE_MASK_LETTERS))
 def full_warp_mask_32_bit(ctx):
     """Flags 32-bit full masks passed to warp `*_sync` functions.
 
