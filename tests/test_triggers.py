@@ -250,6 +250,45 @@ def test_a_dynamic_shared_memory_opt_in_is_read_from_the_text():
         assert [h.start for h in sm.dynamic_shared_memory_opt_in(ctx)] == [s for s, _, _ in sm._tree_opt_ins(ctx)]
 
 
+def test_a_warp_comparison_or_macro_costs_no_parse():
+    """A warp-named name before `==` (shfl_scan's `warp_id == 0 && ...`) or `(` in a macro body
+    (histogram's `#define WARP_SIZE (1U << LOG2_WARP_SIZE)`) declares nothing: no tree. The
+    macros are still flagged, as a declarator is."""
+    from hipport.rules.warp import warp_size_constant_32
+
+    def ctx_of(text):
+        return context_for(text, "w.cu", "cuda", Settings())
+
+    for text, flagged in (
+            (b"#define LOG2_WARP_SIZE 5U\n#define WARP_SIZE (1U << LOG2_WARP_SIZE)\n", ["LOG2_WARP_SIZE", "WARP_SIZE"]),
+            (b"__global__ void k(int* o) { int warp_id = threadIdx.x / warpSize;\n"
+             b"  if (warp_id == 0 && o) o[0] = 1; }\n", [])):
+        ctx = ctx_of(text)
+        assert [h.message.split("`")[1] for h in warp_size_constant_32(ctx)] == flagged
+        assert "tree" not in ctx.__dict__, text
+    ctx = ctx_of(b"int main() { int devID, warp_size = 32; return devID + warp_size; }\n")
+    assert [h.message.split("`")[1] for h in warp_size_constant_32(ctx)] == ["warp_size"]
+
+
+def test_float_tiles_of_several_kernels_cost_no_parse():
+    """The text bounds each array by the element sizes its declaration names: transpose's six
+    float tiles (25 KiB if they all added up) need no tree; a double2 tile over 64 KiB, or a
+    type written before `__shared__`, is still counted and asks the tree."""
+    from hipport.rules.shared_memory import static_shared_memory_over_64k
+
+    def ctx_of(text):
+        return context_for(text, "t.cu", "cuda", Settings())
+
+    tiles = b"".join(b"__global__ void k%d(float* o) { __shared__ float tile[64][65]; o[0] = tile[0][0]; }\n" % i
+                     for i in range(3))
+    ctx = ctx_of(tiles)
+    assert list(static_shared_memory_over_64k(ctx)) == [] and "tree" not in ctx.__dict__
+    for big in (b"__global__ void k(double2* o) { __shared__ double2 tile[64][65]; o[0] = tile[0][0]; }\n",
+                b"__global__ void k(double2* o) { double2 __shared__ tile[64][65]; o[0] = tile[0][0]; }\n"):
+        ctx = ctx_of(big)
+        assert len(list(static_shared_memory_over_64k(ctx))) == 1 and "tree" in ctx.__dict__, big
+
+
 def test_a_tile_of_32_by_33_costs_no_parse():
     """Only a one-dimensional `[32]` array may be flagged for its size alone: a transpose tile
     of 32 x 33 (cuda-samples' transpose) needs no tree; a `[32]` array indexed per lane does."""

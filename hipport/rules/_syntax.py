@@ -1266,14 +1266,15 @@ _SHARED_WORD = regexes.compile(word_start(b"__shared__") + rb"\b")
 _DIMENSION = regexes.compile(rb"\[([^\[\]]*)\]")
 
 
-def shared_declarator_texts(ctx) -> list[list[bytes]] | None:
+def shared_declarator_texts(ctx) -> list[tuple[int, list[bytes]]] | None:
     """Per declarator of every `__shared__` declaration in code (the text from `__shared__`
-    to its `;`, split at commas outside brackets), the texts of its `[...]` dimensions. None
-    when the text cannot be read so (no `;`, or brackets inside a dimension)."""
+    to its `;`, split at commas outside brackets): where its `__shared__` is, and the texts
+    of its `[...]` dimensions. None when the text cannot be read so (no `;`, or brackets
+    inside a dimension)."""
     return memo(ctx, "shared_declarator_texts", _shared_declarator_texts)
 
 
-def _shared_declarator_texts(ctx) -> list[list[bytes]] | None:
+def _shared_declarator_texts(ctx) -> list[tuple[int, list[bytes]]] | None:
     data, lexed = ctx.data, ctx.lexed
     out = []
     for m in _SHARED_WORD.finditer(data):
@@ -1294,6 +1295,6 @@ def _shared_declarator_texts(ctx) -> list[list[bytes]] | None:
             dims = _DIMENSION.findall(text)
             if text.count(b"[") != len(dims):
                 return None
-            out.append(dims)
+            out.append((m.start(), dims))
             start = cut + 1
     return out

@@ -3,11 +3,13 @@ GPUs (MI300 and earlier CDNA, RDNA); gfx950 (MI350 series) has 160 KiB."""
 
 from __future__ import annotations
 
+from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
 from hipport.patterns import starts_of
 from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
+from hipport.rules._host_code import statement_end, statement_start
 
 LDS_LIMIT = 64 * 1024
 _FIX_STATIC = ("Shrink the tiles (or use fewer pipeline stages) so a block stays within 64 KiB, "
@@ -38,20 +40,20 @@ def _array_bytes(ctx, shared: sx.SharedDecl) -> int | None:
     return size
 
 
-_LARGEST_ELEMENT = max(sx.TYPE_SIZES.values())
-
-
 def _may_exceed_64k(ctx) -> bool:
     """Whether the file's static shared arrays may add up to more than 64 KiB, read from the
-    text before the tree is asked: every declarator counted at the largest element size, an
-    array with a dimension that is not constant not at all (as _array_bytes does)."""
+    text before the tree is asked: every declarator counted at the largest element size its
+    declaration's words may name (_element_bound), an array with a dimension that is not
+    constant not at all (as _array_bytes does)."""
     declarators = sx.shared_declarator_texts(ctx)
     if declarators is None:
         return True
     total = 0
-    for dims in declarators:
-        size = _LARGEST_ELEMENT
+    for at, dims in declarators:
+        size = _element_bound(ctx, at)
         for dim in dims:
+            if not size:
+                break
             n = sx.eval_int(ctx, dim)
             if n is None or n < 0:
                 size = 0
@@ -59,6 +61,20 @@ def _may_exceed_64k(ctx) -> bool:
             size *= n
         total += size
     return total > LDS_LIMIT
+
+
+def _element_bound(ctx, at: int) -> int:
+    """At least the element size _array_bytes finds for the declaration whose `__shared__` is
+    at `at`: the largest sx.TYPE_SIZES of a word of its statement. Its type name is such
+    words (a name of several words is never larger than its largest word, `unsigned char`
+    than `unsigned`); a type no word names (`T`, `Vector<int>`) has no size, and is not
+    counted."""
+    data = ctx.data
+    words = _WORD.findall(data, statement_start(ctx, at), statement_end(ctx, at))
+    return max((sx.TYPE_SIZES.get(w.decode(), 0) for w in words), default=0)
+
+
+_WORD = regexes.compile(rb"[A-Za-z_]\w*")
 
 
 def _identifiers_in(ctx, start: int, end: int) -> set[str]:

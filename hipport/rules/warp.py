@@ -370,6 +370,8 @@ def _may_flag_declarator(ctx, m: re.Match) -> bool:
     data = ctx.data
     if ctx.lexed.in_comment_or_string(m.start()) or data[m.end() - 1] == 0x7B:  # `{`: a list
         return False
+    if data[m.end() - 1 : m.end() + 1] == b"==" or ctx.lexed.in_directive(m.start()):
+        return False  # a comparison; or a directive's text (a macro body), where the tree has no declarator
     head = _NAME_START.search(data, max(0, m.start() - 64), m.start())
     name_start = head.start() if head else m.start()
     before = ctx.lexed.previous_code(name_start)
@@ -535,7 +537,7 @@ def _may_be_warp_sized(ctx) -> bool:
     declarators = sx.shared_declarator_texts(ctx)
     return declarators is None or any(
         any(b"/" in dim or b">>" in dim for dim in dims) or (len(dims) == 1 and sx.eval_int(ctx, dims[0]) == 32)
-        for dims in declarators)
+        for _, dims in declarators)
 
 
 def _per_warp_dimension(ctx, dims) -> str | None:
