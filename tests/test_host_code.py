@@ -30,6 +30,7 @@ def host_at_mark(text: bytes) -> bool:
     b"__global__ void k() {}\nvoid run() { MARK; }\n// run() launches k\n",
     b"void run() { MARK; }\n__global__ void k() { printf(\"run()\"); }",
     b"void run(void*) { MARK; }\n__global__ void k() {}\nint main() { start(run, 0); }",
+    b"void display() { MARK; }\n__global__ void k() {}\nint main() { glutDisplayFunc( display ) ; }",
     # A library's function of the same name, and declarations that only look like calls.
     b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
     b"template <class T> void reduce(T* p) { MARK; }\n"
@@ -62,6 +63,7 @@ def test_certainly_host(text):
     b"void helper() { MARK; }\n__global__ void k() { helper(); }",  # only called from device code
     b"void helper() { MARK; }\n__global__ void k() { helper /* here */ (); }",
     b"void helper() { MARK; }\n__global__ void k() { (helper)(); }",
+    b"void helper() { MARK; }\n__global__ void k() { ((helper) /* twice */ ) (); }",
     b"void helper() { MARK; }\n__global__ void k() { helper\n(); }",
     b"template <class T> void helper() { MARK; }\n__global__ void k() { helper<int>(); }",
     b"template <class T> void helper() { MARK; }\n__global__ void k() { helper<A<B<C<D>>>>(); }",

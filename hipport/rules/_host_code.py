@@ -165,6 +165,11 @@ def _may_be_called(ctx, start: int, end: int) -> bool:
         end += 1
     if end == len(data) or data[end] not in _MAY_FOLLOW_A_CALLEE:
         return False
+    if data[end] == 0x29:  # `)`: a callee only in `(f)(x)`, `((f))(x)`; else an argument
+        while data[end : end + 1] == b")":
+            end = ctx.lexed.next_code(end + 1)
+        if data[end : end + 1] not in (b"(", b"#"):  # (a directive between: can't tell)
+            return False
     stop = ctx.lexed.previous_code(start)
     if stop and data[stop - 1] in IS_WORD_BYTE:
         return word_before(data, stop)[1] in EXPRESSION_KEYWORDS
