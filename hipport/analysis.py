@@ -132,8 +132,9 @@ def run_plan(ctx: FileContext, plan: _Plan) -> list[Finding]:
         if i < n:
             run.update(by_trigger[words[i]])
     for t, search, guard in plan.searches:
-        if (guard is None or not guard.isdisjoint(found)) and search(data):
-            run.update(by_trigger[t])
+        enables = by_trigger[t]
+        if (guard is None or not guard.isdisjoint(found)) and not run.issuperset(enables) and search(data):
+            run.update(enables)  # (a rule another trigger enabled already needs no search)
     out: list[Finding] = []
     for i in sorted(run):
         r = plan.rules[i]

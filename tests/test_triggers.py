@@ -83,6 +83,32 @@ def test_a_rule_runs_only_where_one_of_its_triggers_is():
     assert calls == ["one.cu", "other.cu"]
 
 
+def test_a_pattern_trigger_is_not_searched_for_a_rule_already_enabled():
+    """Once a word or an earlier pattern has enabled a rule, its other patterns are not
+    searched (HP402's six lane-arithmetic patterns, each a pass over the file)."""
+    searched = []
+
+    class Counting:
+        def __init__(self, pattern: bytes):
+            self.pattern = re.compile(pattern)
+
+        def search(self, data):
+            searched.append(self.pattern.pattern)
+            return self.pattern.search(data)
+
+    def probe(ctx):
+        yield Hit(0, 1, "probe")
+
+    template = all_rules()[0]
+    rule = template._replace(code="HP9998", check=probe, kinds=frozenset({"cuda"}),
+                             triggers=(b"word", Counting(rb"a+b"), Counting(rb"c+d")))
+    for data, expected_searches, hits in ((b"aab ccd\n", [rb"a+b"], 1), (b"word ccd\n", [], 1),
+                                          (b"ccd\n", [rb"a+b", rb"c+d"], 1), (b"none\n", [rb"a+b", rb"c+d"], 0)):
+        del searched[:]
+        found = analyze(context_for(data, "p.cu", "cuda", Settings()), [rule])
+        assert searched == expected_searches and len(found) == hits, data
+
+
 def test_version_macro_trigger_covers_every_version_macro():
     from hipport.loaders import tools
     from hipport.rules import REGISTRY
