@@ -46,6 +46,7 @@ PRE_CHECKS = [
     ("hipport.rules._host_code", "certainly_host", False),
     ("hipport.rules.texture", "read", None),
     ("hipport.rules.shared_memory", "_text_opt_ins", None),
+    ("hipport.rules.warp", "_may_reduce_from_16", True),
 ]
 
 
@@ -313,6 +314,34 @@ def test_float_tiles_of_several_kernels_cost_no_parse():
                 b"__global__ void k(double2* o) { double2 __shared__ tile[64][65]; o[0] = tile[0][0]; }\n"):
         ctx = ctx_of(big)
         assert len(list(static_shared_memory_over_64k(ctx))) == 1 and "tree" in ctx.__dict__, big
+
+
+def test_a_shuffle_without_16_costs_no_parse():
+    """A `__shfl*` file whose loops start neither at 16 nor at 1 and whose butterfly steps are
+    not 16 (cuda-samples' shfl_scan: `for (int i = 1; ...)` aside, offsets from warpSize) is
+    told from the text; loops and steps spelled every way the rule flags still ask the tree."""
+    from hipport.rules.warp import shuffle_reduction_from_16
+
+    def ctx_of(text):
+        return context_for(text, "s.cu", "cuda", Settings())
+
+    for text in (b"__device__ int f(int v) { for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_xor_sync(~0u, v, o); return v; }\n",
+                 b"__device__ int f(int v, int w) { return __shfl_down_sync(~0u, v, w / 2); }\n",
+                 b"__device__ int f(int v) { return __shfl_down_sync(~0u, v, 16, 16); }\n",  # a width
+                 b"__device__ int f(int v, int w) { for (int i = 1; i <= w; i *= 2) { v += __shfl_up_sync(~0u, v, i); } return v; }\n",
+                 b"__device__ int f(int v) { for (int i = 1; i < 32; i *= 2) { v += i; } return __shfl_sync(~0u, v, 0); }\n",
+                 b"void h(std::vector<int>& xs) { for (int x : xs) g(x); }\n"
+                 b"__device__ int f(int v) { return __shfl_sync(~0u, v, 0); }\n"):
+        ctx = ctx_of(text)
+        assert list(shuffle_reduction_from_16(ctx)) == [] and "tree" not in ctx.__dict__, text
+    for text in (b"__device__ int f(int v) { for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(~0u, v, o); return v; }\n",
+                 b"__device__ int f(int v) { for (int o(8 * 2); o > 0; o >>= 1) v += __shfl_xor(v, o); return v; }\n",
+                 b"__device__ int f(int v) { for (int o = 1; o < 32; o <<= 1) v += __shfl_up_sync(~0u, v, o); return v; }\n",
+                 b"__device__ int f(int v) { for (int o = 1; o <= (16); o *= 2) { v += __shfl_up_sync(~0u, v, o); } return v; }\n",
+                 b"__device__ int f(int v) { return __shfl_down_sync(~0u, v, (16)); }\n",
+                 b"__device__ int f(int v) { return __shfl_xor(v, 0x10); }\n"):
+        ctx = ctx_of(text)
+        assert len(list(shuffle_reduction_from_16(ctx))) == 1 and "tree" in ctx.__dict__, text
 
 
 def test_a_tile_of_32_by_33_costs_no_parse():

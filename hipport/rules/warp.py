@@ -12,7 +12,8 @@ import re
 from hipport import regexes
 from hipport.parse.braces import match_back, word_before
 from hipport.patterns import any_case, leftmost_matches, starts_of, whole_word_starts
-from hipport.rewrite.calls import split_top_level
+from hipport.parse import IS_WORD_BYTE
+from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules._host_code import certainly_host, in_statements, statement_end, statement_start
@@ -622,6 +623,113 @@ def _warp_loop(ctx, loop) -> str | None:
     return f"stops below {bound}" if bound in (32, 16) else None
 
 
+_FOR = regexes.compile(rb"\bfor\b")
+_SHFL_STEP = regexes.compile(rb"__shfl_(?:down|xor)(?:_sync)?\b")
+_COMMENT_START = (b"/*", b"//")
+
+
+def _may_reduce_from_16(ctx) -> bool:
+    """Whether shuffle-reduction-from-16 may flag something, read from the text before the
+    tree is asked: a `for` loop _warp_loop may describe (_may_be_warp_loop), or a
+    `__shfl_down*`/`__shfl_xor*` call without a width whose offset may be 16. A value is evaluated from its text, constants resolved (more than _literal accepts);
+    what the text does not show plainly (a comment in it, unpaired brackets, a template
+    argument list) may."""
+    data, lexed = ctx.data, ctx.lexed
+    for m in _FOR.finditer(data):
+        if not lexed.in_plain_code(m.start()):
+            continue  # a macro body is text to the tree
+        open_at = lexed.next_code(m.end())
+        if data[open_at : open_at + 1] != b"(":
+            return True
+        if _may_be_warp_loop(ctx, open_at):
+            return True
+    for m in _SHFL_STEP.finditer(data):
+        at = m.start()
+        if (at and data[at - 1] in IS_WORD_BYTE) or not lexed.in_plain_code(at):
+            continue
+        call = parse_call(data, m.end())
+        if call is None:
+            return True
+        first = 1 if m.group().endswith(b"_sync") else 0
+        if len(call.args) != first + 2:
+            continue  # an explicit width, or arguments the rule does not read
+        offset = data[call.args[first + 1][0] : call.args[first + 1][1]]
+        if any(c in offset for c in _COMMENT_START) or sx.eval_int(ctx, offset) == 16:
+            return True
+    return False
+
+
+def _may_be_warp_loop(ctx, open_at: int) -> bool:
+    """For the `for` whose `(` is at `open_at`: whether _warp_loop may describe it (a value its
+    initializer sets, `= v`, `(v)` or `{v}`, may be 16; or it may be 1 and a `<`/`<=` bound
+    16 or 32) and its body may call a `__shfl*` function (a name the tree reads in the body's
+    text). A range-for (`)` before any `;`) is no for_statement to the tree."""
+    data = ctx.data
+    semi = _code_semicolon(ctx, open_at + 1)
+    if semi < 0:
+        return True
+    init = data[open_at + 1 : semi]
+    if any(c in init for c in _COMMENT_START):
+        return True
+    cfg = split_top_level(init + b")", 0)
+    if cfg is None:
+        return True
+    if cfg[1] != len(init):
+        return False  # the header closes before its first `;`: a range-for
+    starts = set()
+    bounds = [-1, *cfg[0], len(init)]
+    for a, b in zip(bounds, bounds[1:]):
+        part = init[a + 1 : b].strip()
+        if b"=" in part:
+            value = part[part.find(b"=") + 1 :]
+        elif part.endswith(b")") and b"(" in part:
+            value = part[part.find(b"(") + 1 : -1]
+        elif part.endswith(b"}") and b"{" in part:
+            value = part[part.find(b"{") + 1 : -1]
+        else:
+            continue  # no value set
+        starts.add(sx.eval_int(ctx, value.strip()))
+    if 16 not in starts and 1 not in starts:
+        return False
+    semi2 = _code_semicolon(ctx, semi + 1)
+    if semi2 < 0:
+        return True
+    if 16 not in starts:
+        cond = data[semi + 1 : semi2]
+        if any(c in cond for c in _COMMENT_START):
+            return True
+        if not any(sx.eval_int(ctx, cond[m.end() :].strip()) in (16, 32) for m in _LESS.finditer(cond)):
+            return False
+    return _body_may_shuffle(ctx, semi2)
+
+
+_LESS = regexes.compile(rb"(?<!<)<=?(?![<=])")
+
+
+def _code_semicolon(ctx, start: int) -> int:
+    """The first `;` in code from `start`; -1 if none."""
+    data, lexed = ctx.data, ctx.lexed
+    semi = data.find(b";", start)
+    while semi >= 0 and lexed.in_comment_or_string(semi):
+        semi = data.find(b";", semi + 1)
+    return semi
+
+
+def _body_may_shuffle(ctx, semi2: int) -> bool:
+    """Whether the body of the `for` whose second `;` is at `semi2` may call `__shfl*`: a
+    braced body holding no `__shfl` calls none (the tree expands no macro)."""
+    data, lexed = ctx.data, ctx.lexed
+    cfg = split_top_level(data, semi2 + 1)
+    if cfg is None:
+        return True
+    body = lexed.next_code(cfg[1] + 1)
+    braces = lexed.braces
+    i = bisect.bisect_left(braces.opens, body)
+    if data[body : body + 1] != b"{" or not braces.balanced or i == len(braces.opens) or braces.opens[i] != body:
+        return True  # a body without braces, or braces not read here
+    return b"__shfl" in data[body : braces.closes[i]]
+
+
 def _shfl_calls(node):
     return [n for n in sx.walk(node) if n.type == "call_expression" and _SHFL.match(sx.call_name(n))]
 
@@ -652,6 +760,8 @@ def shuffle_reduction_from_16(ctx):
     """
     if b"__shfl" not in ctx.data:
         return  # every finding is, or loops around, a call of a `__shfl*` function
+    if not _may_reduce_from_16(ctx):
+        return  # no loop starts at 16 or 1, no butterfly step is 16: no tree needed
     in_loops = set()
     for loop in sx.nodes(ctx, "for_statement"):
         # the loop's shape first (cheap, and rarely a match), then its calls, then where it is
