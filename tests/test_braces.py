@@ -8,7 +8,7 @@ from hipport.config import Settings
 from hipport.files import file_kind
 from hipport.loaders import tools
 from hipport.parse.braces import BLOCK, LINKAGE, SCOPE
-from hipport.parse.declarations import might_declare, user_declared
+from hipport.parse.declarations import certainly_a_member, members_declared, might_declare, user_declared
 from hipport.pipeline import port_source
 from hipport.rewrite.names import _context
 
@@ -115,6 +115,61 @@ def test_might_declare_never_misses_a_declaration_the_tree_finds():
     assert not missed
 
 
+@pytest.mark.parametrize("text, name", [
+    (b"struct R { cudaGraphicsResource *cudaResource; void *cudaLinearMemory; };", b"cudaResource"),
+    (b"typedef struct {\n  CUeglStreamConnection cudaConn;\n} Ctx;", b"cudaConn"),
+    (b"class C : public B<int> {\n public:\n  int cudaDeviceID;\n  int a, b;\n};", b"cudaDeviceID"),
+    (b"struct S { int a, cudaThing; };", b"cudaThing"),
+    (b"struct S { std::vector<float> cudaThing[4]; };", b"cudaThing"),
+    (b"struct S { unsigned cudaThing = 0; };", b"cudaThing"),
+    (b"class K { void cudaImport(int device) { run(device); } };", b"cudaImport"),
+    (b"class K {\n  K(int n);\n  void cudaWait(int n);\n};", b"cudaWait"),
+    (b"class cudaNvSci { cudaNvSci(int n, float x); };", b"cudaNvSci("),  # a constructor
+    (b"void f() { struct L { float cudaThing; }; }", b"cudaThing"),  # a local class
+])
+def test_certainly_a_member(text, name):
+    """Each name is a member declaration's name, as the tree says too."""
+    at = text.index(name, text.index(b"{"))
+    lx = lexed(text)
+    assert certainly_a_member(lx, at)
+    assert at in user_declared(text, [t for t in lx.identifiers if t.start == at])
+
+
+@pytest.mark.parametrize("text", [
+    b"enum class E : int { cudaThing, B };",  # an enumerator
+    b"struct S { friend class cudaThing; };",
+    b"struct S { typedef int cudaThing; };",
+    b"struct S { using cudaThing = int; };",
+    b"struct S { int x : 3, cudaThing : 2; };",  # a bit-field: not read here
+    b"struct S { S() : cudaThing(0) {} int cudaThing; };",  # the first: an initializer
+    b"struct S { /* not; a */ cudaThing(); };",  # no type: a macro, maybe
+    b"struct S { void f() { int cudaThing; } };",  # a local variable
+    b"struct S { A::cudaThing; };",
+    b"struct S { std::map<int, cudaThing> m; };",
+    b"namespace n { int cudaThing; }",  # a scoped name, not a class's member: left to the tree
+    b"struct S {\n#if X\n int cudaThing;\n#endif\n};",  # a directive in its statement's text
+])
+def test_not_certainly_a_member(text):
+    assert not certainly_a_member(lexed(text), text.index(b"cudaThing"))
+
+
+def test_members_told_from_the_text_are_the_trees():
+    """On every fixture and example: each name the text calls a member is one the tree says
+    the file declares, and where members_declared answers, it answers as the tree does for
+    every name the renamer reads (a member access, which it skips anyway, aside)."""
+    for p in _c_sources():
+        data = p.read_bytes()
+        lx = lexed(data)
+        starts = [t.start for t in lx.identifiers if _context(lx, t.start, t.end) != "member"]
+        tree = user_declared(data, lx.identifiers)
+        for at in starts:
+            if certainly_a_member(lx, at):
+                assert at in tree, f"{p.relative_to(ROOT)}:{at}"
+        told = members_declared(lx, starts)
+        if told is not None:
+            assert told == tree.intersection(starts), p.relative_to(ROOT)
+
+
 def test_own_names_are_not_reported_unmapped_even_when_no_mapped_name_is_declared_nearby():
     """A namespace function and a struct member that spell CUDA-only APIs are the project's
     own: the renamer neither rewrites nor reports them, whatever other names the file uses."""
@@ -166,6 +221,18 @@ def test_may_be_declarator(text, want):
     assert any(may_be_declarator(lx, s) for s in starts) == want
 
 
+def test_a_plain_member_keeps_its_name_without_a_parse():
+    """cuda-samples' simpleCallback: `int cudaDeviceID;` in a struct is the project's own
+    member: kept (while the runtime call beside it is renamed), and no tree is parsed."""
+    from hipport.rewrite.names import rename_identifiers
+    text = (b"struct heavy_workload { int id; int cudaDeviceID; };\n"
+            b"void f(heavy_workload* w) { cudaSetDevice(w->cudaDeviceID); }\n")
+    mappings, lexer = tools(Settings())
+    asked = []
+    edits = rename_identifiers(lexer.lex(text), mappings, lambda: asked.append(1) or set()).edits
+    assert asked == [] and [text[e.start:e.end] for e in edits] == [b"cudaSetDevice"]
+
+
 @pytest.mark.parametrize("text, asks", [
     # Unpaired braces (alternative `#if` groups) leave the pre-check nothing to go by, so a name
     # that counts makes the renamer ask the tree ...
@@ -174,9 +241,10 @@ def test_may_be_declarator(text, want):
     # ... but a word that is renamed or reported nowhere does not: `color` is a table row's
     # last word (`nvtx3::color`) that counts only when qualified; `min` is no CUDA name at all.
     (b"#if A\nstruct S {\n#else\nstruct T {\n#endif\nint color; int min; };\n", False),
-    # A class's own member may carry a CUDA-looking name; a parameter of its method is no member
-    # (cuda-samples' MonteCarloPi.h: `void initSimulation(int cudaDevice, cudaStream_t stream);`).
-    (b"struct S {\n  int cudaDevice;\n};\n", True),
+    # A class's own member may carry a CUDA-looking name: told from the text where its
+    # declaration is plain (certainly_a_member), else asked of the tree; a parameter of its
+    # method is no member (cuda-samples' MonteCarloPi.h: `void initSimulation(int cudaDevice, ...);`).
+    (b"struct S {\n  int cudaDevice;\n};\n", False),
     (b"struct S {\n  void (*cudaCallback)(int);\n};\n", True),
     (b"struct S {\n  void init(int cudaDevice, cudaStream_t s = 0);\n  void run(float* /* in */ cudaPtr);\n};\n",
      False),

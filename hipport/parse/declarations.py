@@ -8,8 +8,8 @@ import re
 from typing import Iterable
 
 from hipport import regexes
-from hipport.parse import IS_WORD_BYTE, tree
-from hipport.parse.braces import BLOCK, LINKAGE, word_before
+from hipport.parse import IS_WORD_BYTE, WORD_BYTES, tree
+from hipport.parse.braces import BLOCK, LINKAGE, SCOPE, word_before
 from hipport.parse.lexer import Lexed, Substrings, Token
 from hipport.source import UTF8_BOM
 
@@ -59,6 +59,86 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
                 and not _after_a_word_in_parentheses(lexed, s):
             return True
     return False
+
+
+def members_declared(lexed: Lexed, starts: list[int]) -> set[int] | None:
+    """user_declared() of the identifiers at `starts`, told without a parse where the text
+    is certain of each: might_declare() rules it out, or it is certainly the name a member
+    declaration of a class body declares (certainly_a_member). None: one is neither, and
+    the tree is asked."""
+    out = set()
+    for s in starts:
+        if not might_declare(lexed, [s]):
+            continue
+        if not certainly_a_member(lexed, s):
+            return None
+        out.add(s)
+    return out
+
+
+# A class body's head (the code from the last `;`, `{` or `}` to its `{`): `struct` or `union`
+# alone (`typedef struct {`), or `class`/`struct`/`union`, a name, and a base clause without
+# brackets. The keyword must stand alone, as _keyword_stands_alone wants.
+_CLASS_HEAD = regexes.compile(
+    rb"(?<![\w$\x80-\xff])(?:(?:class|struct|union)[ \t\r\n]+(?P<name>[A-Za-z_]\w*)[ \t\r\n]*(?:final[ \t\r\n]*)?"
+    rb"(?::[^{};()\[\]\"'#/]*)?|(?:struct|union)[ \t\r\n]*)\Z")
+# Words of a statement that declares no member variable or function by the name after them
+# (`friend class X;`, `typedef int X;`, `using X = ...;`) or that the tree reads otherwise.
+_NOT_A_MEMBER = regexes.compile(rb"\b(?:friend|class|struct|union|enum|typename|using|typedef|template"
+                                rb"|operator|static_assert|return|decltype|sizeof|alignas)\b")
+_ACCESS_LABEL = regexes.compile(rb"(?:public|private|protected)[ \t\r\n]*:(?!:)")
+# What a member's type is written with: names, `::`, `*`, `&`, template arguments, commas
+# between declarators (no brackets, operators or literals).
+_TYPE_BYTES = WORD_BYTES + b" \t\r\n*&:<>,"
+# What may follow the name a member declaration declares: the end, the next declarator, an
+# array's size, a default member initializer, a method's parameters.
+_AFTER_A_MEMBER = frozenset(b";,[={(")
+
+
+def certainly_a_member(lexed: Lexed, start: int) -> bool:
+    """Whether the identifier at `start` is certainly the name that a member declaration
+    directly in a class body declares (`cudaGraphicsResource *cudaResource;`, `int
+    cudaDeviceID;`, `void cudaImport(...);`), which user_declared() counts: a type before it
+    (or, for a constructor, the class's own name), one of _AFTER_A_MEMBER after it, nothing
+    else in its statement. False: not told here."""
+    braces, data = lexed.braces, lexed.data
+    if not braces.balanced or lexed.in_directive(start):
+        return False
+    i = braces.innermost(start)
+    if i < 0 or braces.kind(i) != SCOPE:
+        return False
+    open_at = braces.opens[i]
+    head_end = braces.code_before(open_at)
+    head_start = max(data.rfind(b";", 0, head_end), data.rfind(b"{", 0, head_end), data.rfind(b"}", 0, head_end)) + 1
+    head = data[head_start:head_end]
+    m = _CLASS_HEAD.search(head)
+    if m is None or word_before(head, m.start())[1] == b"enum" or b"#" in head:
+        return False
+    stop = start
+    while True:  # the statement's start: past the last `;`, `{` or `}` in code
+        stop = max(data.rfind(b";", open_at, stop), data.rfind(b"{", open_at, stop), data.rfind(b"}", open_at, stop))
+        if not lexed.in_comment_or_string(stop):
+            break
+    statement = data[stop + 1 : start]
+    label = _ACCESS_LABEL.match(statement.lstrip())
+    if label is not None:
+        statement = statement.lstrip()[label.end():]
+    if statement.translate(None, _TYPE_BYTES) or b":" in statement.replace(b"::", b"") \
+            or _NOT_A_MEMBER.search(statement):
+        return False  # a bracket, operator, literal, comment or directive; a type's own name
+    end = start
+    while end < len(data) and data[end] in IS_WORD_BYTE:
+        end += 1
+    after = lexed.next_code(end)
+    follow = data[after : after + 1]
+    if not follow or follow[0] not in _AFTER_A_MEMBER or data[after : after + 2] == b"==":
+        return False
+    typed = statement.rstrip(b" \t\r\n")
+    if typed:
+        # a type (or an earlier declarator and its comma) right before the name, not a scope
+        return typed[-1:] in (b"*", b"&", b">", b",") or (typed[-1] in IS_WORD_BYTE and not typed.endswith(b"::"))
+    # No type: only a constructor of the class (its own name, then its parameters) is certain.
+    return follow == b"(" and m.group("name") == data[start:end]
 
 
 # `name(` or `name{` after `:` or `,` at file scope: a member in a constructor's initializer list.
