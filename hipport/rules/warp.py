@@ -10,9 +10,9 @@ import bisect
 import re
 
 from hipport import regexes
+from hipport.parse import IS_WORD_BYTE
 from hipport.parse.braces import match_back, word_before
 from hipport.patterns import any_case, leftmost_matches, starts_of, whole_word_starts
-from hipport.parse import IS_WORD_BYTE
 from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
@@ -304,6 +304,7 @@ def _may_shift_a_literal(ctx, at: int) -> bool:
     head = data[max(0, end - 64) : end]
     token = head[len(head.rstrip(_TOKEN_BYTES)):]
     return token[:1].isdigit() or token[:1] == b"."
+
 
 def _inside(node, kind: str) -> bool:
     parent = node.parent
@@ -631,9 +632,9 @@ _COMMENT_START = (b"/*", b"//")
 def _may_reduce_from_16(ctx) -> bool:
     """Whether shuffle-reduction-from-16 may flag something, read from the text before the
     tree is asked: a `for` loop _warp_loop may describe (_may_be_warp_loop), or a
-    `__shfl_down*`/`__shfl_xor*` call without a width whose offset may be 16. A value is evaluated from its text, constants resolved (more than _literal accepts);
-    what the text does not show plainly (a comment in it, unpaired brackets, a template
-    argument list) may."""
+    `__shfl_down*`/`__shfl_xor*` call without a width whose offset may be 16. A value is
+    evaluated from its text, constants resolved (more than _literal accepts); what the text
+    does not show plainly (a comment in it, unpaired brackets, a template argument list) may."""
     data, lexed = ctx.data, ctx.lexed
     for m in _FOR.finditer(data):
         if not lexed.in_plain_code(m.start()):
