@@ -209,7 +209,10 @@ def test_declared_names_pre_check_never_hides_a_declaration_the_tree_finds():
     # between commas inside a call's or a prototype's parentheses: an argument or a type
     (b"void f() { g(&v, cudaFoo, dev); h(a, (b), cudaFoo /* c */ , g(c)); }\nvoid p(int, cudaFoo, int);", False),
     # ... but a declaration list may stand inside a `for` or an `if` with an initializer
+    # after a comma, before another name: a parameter's type (cuda-samples' graphConditionalNodes)
+    (b"__global__ void k(char *p, cudaFoo handle) {}\nvoid g(int n, cudaFoo const* h);", False),
     (b"void f() { for (int a = 0, cudaFoo, b = 1; a < b; a++) {} }", True),
+    (b"void f() { for (int a = 0, cudaFoo UNUSED = 1; a < 1; a++) {} }", True),
     (b"void f() { if (int a = 1, cudaFoo, b = 2; a) {} }", True),
     (b"void f() { g(a, [] { int b, cudaFoo, c; }); }", True),
 ])

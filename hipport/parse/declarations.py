@@ -229,22 +229,25 @@ def may_be_declarator(lexed: Lexed, start: int) -> bool:
         return False
     if _OPERAND.match(data, start) or (before == b"," and _LAST_ARGUMENT.match(data, start)):
         return False
-    if before == b"," and _followed_by_comma(lexed, start) and _in_arguments(lexed, end - 1):
-        return False
+    if before == b"," and _followed_by(lexed, start) in (b",", b"word") and _in_arguments(lexed, end - 1):
+        return False  # an argument, or a parameter's type (`void f(char* p, cudaFoo handle)`)
     return word_before(data, end, 16)[1] not in EXPRESSION_KEYWORDS
 
 
-# Between commas inside parentheses, a name is an argument or a parameter's type, never a
-# declarator, unless the parentheses hold a declaration list: a `for` or an `if`/`switch`
-# with an initializer (`for (int a = 0, name, b = 1; ...)`).
+# Between commas inside parentheses, or after a comma there and before another name, a name
+# is an argument or a parameter's type, never a declarator, unless the parentheses hold a
+# declaration list: a `for` or an `if`/`switch` with an initializer (`for (int a = 0, name,
+# b = 1; ...)`).
 _WORD = regexes.compile(rb"\w+")
 _PAREN_OR_STOP = regexes.compile(rb"[(){};]")
 _DECLARING_HEADS = frozenset({b"for", b"if", b"switch", b"while"})
 
 
-def _followed_by_comma(lexed: Lexed, start: int) -> bool:
+def _followed_by(lexed: Lexed, start: int) -> bytes:
+    """The code byte after the name at `start`; b"word" where another name follows."""
     at = lexed.next_code(_WORD.match(lexed.data, start).end())
-    return lexed.data[at : at + 1] == b","
+    follow = lexed.data[at : at + 1]
+    return b"word" if follow and follow[0] in _WORD_START_BYTES else follow
 
 
 def _in_arguments(lexed: Lexed, offset: int) -> bool:
