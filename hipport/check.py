@@ -232,6 +232,10 @@ def _cache(cache_root: Path | None, settings: Settings, codes: tuple[str, ...]) 
     return open_cache(cache_root, "check", (settings.cache_key(), codes))
 
 
+def _unreadable(job: FileJob, exc: OSError) -> FileCheck:
+    return FileCheck(job.path, job.file.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
+
+
 def _entry_name(job: FileJob) -> str:
     """What a file's keys hold besides its bytes or stat: the path it is reported under (its
     FileCheck's) and its kind."""
@@ -250,7 +254,7 @@ def check_file(job: FileJob) -> tuple[FileCheck, bytes | None, bytes | None]:
         try:
             data, st = read_with_stat(f.where)
         except OSError as exc:
-            return FileCheck(job.path, f.kind, "failed", reason=f"cannot read: {exc.strerror or exc}"), None, None
+            return _unreadable(job, exc), None, None
     result = check_source(data, job.path, f.kind, job.settings, [REGISTRY[c] for c in job.rules])
     if st is None or job.cache_root is None:
         return result, None, None
@@ -301,7 +305,7 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
             try:
                 data = read_with_mode(job.file.where)[0]
             except OSError as exc:
-                results[i] = FileCheck(job.path, job.file.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
+                results[i] = _unreadable(job, exc)
                 continue
             batch.append((i, cache.key(data, _entry_name(job)), stat_key, data))
         found = cache.get_many([key for _, key, _, _ in batch], _load_check)

@@ -5,7 +5,7 @@ declared inside a namespace or class. Those keep their names even when they spel
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Callable, Collection, Iterable
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE, WORD_BYTES, tree
@@ -61,6 +61,16 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
     return False
 
 
+def own_among(lexed: Lexed, starts: list[int], declared: Callable[[], Collection[int]]) -> Collection[int]:
+    """What of `starts` user_declared() holds, asking `declared()` (the file's user_declared
+    set, from its tree) only where the text cannot tell: nothing where might_declare rules
+    every one out, else members_declared's answer where it has one."""
+    if not might_declare(lexed, starts):
+        return ()
+    told = members_declared(lexed, starts)
+    return told if told is not None else declared()
+
+
 def members_declared(lexed: Lexed, starts: list[int]) -> set[int] | None:
     """user_declared() of the identifiers at `starts`, told without a parse where the text
     is certain of each: might_declare() rules it out, or it is certainly the name a member
@@ -109,17 +119,11 @@ def certainly_a_member(lexed: Lexed, start: int) -> bool:
         return False
     open_at = braces.opens[i]
     head_end = braces.code_before(open_at)
-    head_start = max(data.rfind(b";", 0, head_end), data.rfind(b"{", 0, head_end), data.rfind(b"}", 0, head_end)) + 1
-    head = data[head_start:head_end]
+    head = data[lexed.statement_start(head_end) : head_end]
     m = _CLASS_HEAD.search(head)
     if m is None or word_before(head, m.start())[1] == b"enum" or b"#" in head:
         return False
-    stop = start
-    while True:  # the statement's start: past the last `;`, `{` or `}` in code
-        stop = max(data.rfind(b";", open_at, stop), data.rfind(b"{", open_at, stop), data.rfind(b"}", open_at, stop))
-        if not lexed.in_comment_or_string(stop):
-            break
-    statement = data[stop + 1 : start]
+    statement = data[lexed.statement_start(start) : start]
     label = _ACCESS_LABEL.match(statement.lstrip())
     if label is not None:
         statement = statement.lstrip()[label.end():]

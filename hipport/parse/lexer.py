@@ -204,6 +204,24 @@ class Lexed:
                 return offset
             offset = self.comments[i][1]
 
+    def find_in_code(self, byte: bytes, start: int) -> int:
+        """The first `byte` at or after `start` that is not in a comment or a literal; -1."""
+        data = self.data
+        at = data.find(byte, start)
+        while at >= 0 and self.in_comment_or_string(at):
+            at = data.find(byte, at + 1)
+        return at
+
+    def statement_start(self, offset: int) -> int:
+        """Just past the last `;`, `{` or `}` in code before `offset`, and past the spaces and
+        comments after it: where the declaration or statement holding `offset` starts, at the
+        latest (a comment before a definition is no part of its head)."""
+        data, at = self.data, offset
+        while True:
+            at = max(data.rfind(b";", 0, at), data.rfind(b"{", 0, at), data.rfind(b"}", 0, at))
+            if at < 0 or self.in_plain_code(at):
+                return min(self.next_code(at + 1), offset)
+
     def in_plain_code(self, offset: int) -> bool:
         """Whether `offset` is code outside directive lines: no comment, literal, macro body
         or `#if` condition (text to the parser too, not code it reads)."""

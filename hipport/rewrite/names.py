@@ -9,7 +9,7 @@ from typing import Callable, NamedTuple
 from hipport import regexes
 from hipport.edits import Edit
 from hipport.mappings import Mappings
-from hipport.parse.declarations import members_declared, might_declare, user_declared
+from hipport.parse.declarations import own_among, user_declared
 from hipport.parse.lexer import Lexed
 from hipport.rewrite.calls import NAMESPACE_ONLY, TRANSFORMS, Site, parse_call
 
@@ -108,13 +108,8 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     qualifiable = last_words.intersection(distinct).difference(looked)
     wanted = [(tok, word) for tok, word in zip(lexed.identifiers, lexed.words) if word in looked or (
         word in qualifiable and _context(lexed, tok.start, tok.end) == "qualified")]
-    starts = [t.start for t, _ in wanted]
-    if not might_declare(lexed, starts):
-        own = ()
-    else:  # the text tells most member declarations (a struct's `T* cudaResource;`) too
-        own = members_declared(lexed, starts)
-        if own is None:
-            own = declared() if declared else user_declared(data, lexed.identifiers)
+    own = own_among(lexed, [t.start for t, _ in wanted],
+                    declared or (lambda: user_declared(data, lexed.identifiers)))
     new_edit = tuple.__new__  # Edit(...) without the NamedTuple's Python-level __new__: an edit per name
     contexts = lexed.contexts  # the scanner's, for every name (_context finds what it lacks)
     for tok, word in wanted:

@@ -231,15 +231,8 @@ def _spaces_end(data: bytes, at: int) -> int:
 
 
 def statement_start(ctx, offset: int) -> int:
-    """Just past the last `;`, `{` or `}` in code before `offset`, and past the spaces and
-    comments after it: where the declaration or statement holding `offset` starts, at the
-    latest (a comment before a definition is no part of its head)."""
-    data = ctx.data
-    at = offset
-    while True:
-        at = max(data.rfind(b";", 0, at), data.rfind(b"{", 0, at), data.rfind(b"}", 0, at))
-        if at < 0 or ctx.lexed.in_plain_code(at):
-            return min(ctx.lexed.next_code(at + 1), offset)
+    """Lexed.statement_start: where the declaration or statement holding `offset` starts."""
+    return ctx.lexed.statement_start(offset)
 
 
 _STATEMENT_END = regexes.compile(rb"[;{}]")

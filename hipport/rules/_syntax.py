@@ -1280,9 +1280,7 @@ def _shared_declarator_texts(ctx) -> list[tuple[int, list[bytes]]] | None:
     for m in _SHARED_WORD.finditer(data):
         if lexed.in_comment_or_string(m.start()):
             continue
-        end = data.find(b";", m.end())
-        while end >= 0 and lexed.in_comment_or_string(end):
-            end = data.find(b";", end + 1)
+        end = lexed.find_in_code(b";", m.end())
         if end < 0:
             return None
         cfg = split_top_level(data[m.end() : end] + b")", 0)

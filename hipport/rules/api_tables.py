@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 from hipport import regexes
 from hipport.mappings import Entry, Mappings, parse_version
-from hipport.parse.declarations import may_be_declarator, members_declared, might_declare
+from hipport.parse.declarations import may_be_declarator, own_among
 from hipport.parse.lexer import Lexed
 from hipport.rewrite.names import _context
 from hipport.rules import Hit, rule
@@ -94,10 +94,7 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
     hits = [t for t, word in zip(lexed.identifiers, lexed.words) if word in names]
     if not hits:
         return
-    starts = [t.start for t in hits]
-    own = members_declared(lexed, starts) if might_declare(lexed, starts) else ()
-    if own is None:  # a name the text cannot tell (see parse.declarations)
-        own = ctx.declared
+    own = own_among(lexed, [t.start for t in hits], lambda: ctx.declared)
     macros = lexed.defined_names
     directives = directives_of(ctx)
     for tok in hits:

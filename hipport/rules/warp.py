@@ -667,7 +667,7 @@ def _may_be_warp_loop(ctx, open_at: int) -> bool:
     16 or 32) and its body may call a `__shfl*` function (a name the tree reads in the body's
     text). A range-for (`)` before any `;`) is no for_statement to the tree."""
     data = ctx.data
-    semi = _code_semicolon(ctx, open_at + 1)
+    semi = ctx.lexed.find_in_code(b";", open_at + 1)
     if semi < 0:
         return True
     init = data[open_at + 1 : semi]
@@ -693,7 +693,7 @@ def _may_be_warp_loop(ctx, open_at: int) -> bool:
         starts.add(sx.eval_int(ctx, value.strip()))
     if 16 not in starts and 1 not in starts:
         return False
-    semi2 = _code_semicolon(ctx, semi + 1)
+    semi2 = ctx.lexed.find_in_code(b";", semi + 1)
     if semi2 < 0:
         return True
     if 16 not in starts:
@@ -706,15 +706,6 @@ def _may_be_warp_loop(ctx, open_at: int) -> bool:
 
 
 _LESS = regexes.compile(rb"(?<!<)<=?(?![<=])")
-
-
-def _code_semicolon(ctx, start: int) -> int:
-    """The first `;` in code from `start`; -1 if none."""
-    data, lexed = ctx.data, ctx.lexed
-    semi = data.find(b";", start)
-    while semi >= 0 and lexed.in_comment_or_string(semi):
-        semi = data.find(b";", semi + 1)
-    return semi
 
 
 def _body_may_shuffle(ctx, semi2: int) -> bool:
