@@ -51,6 +51,11 @@ def host_at_mark(text: bytes) -> bool:
     b"__global__ void k() {}\nint main() { try { k<<<1, 1>>>(); MARK; } catch (...) {} }",
     b"void run() {}\nvoid b() { if (1) {} else { try { MARK; } catch (int) {} } }",
     b"__global__ void k() {}\n// Launches k; its __device__ helpers are below.\nvoid run() { MARK; }\n",
+    # operator() and operator[] bodies, defined in the class or out of it (cuda-samples' MC_*)
+    b"template <class R> struct P { R operator()(); };\n"
+    b"template <class R> R P<R>::operator()() { MARK; return R(); }",
+    b"struct F { void operator ( ) (int i) const { MARK; } };\nint main() { F f; f(1); }",
+    b"struct V { float d[4]; float& operator[](int i) { return d[MARK]; } };",
 ])
 def test_certainly_host(text):
     assert host_at_mark(text)
@@ -82,6 +87,10 @@ def test_certainly_host(text):
     b"int g() try { MARK; return 0; } catch (...) { return 1; }",
     b"__global__ void k() {}\n/* a kernel's helper */ __device__ void f() { MARK; }",
     b"auto f() -> int { MARK; return 0; }",  # a head this pre-check does not read
+    # an operator's head, a declaration of it, or a call by its name may make it device code
+    b"struct V { float d[4]; __device__ float operator[](int i) { return d[MARK]; } };",
+    b"struct P { __device__ int operator()(); };\nint P::operator()() { MARK; return 0; }",
+    b"struct F { void operator()(int) { MARK; } };\n__global__ void k(F f) { f.operator()(1); }",
 ])
 def test_not_certainly_host(text):
     assert not host_at_mark(text)

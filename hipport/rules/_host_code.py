@@ -109,6 +109,9 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     if paren is None:
         return False
     stop = braces.code_before(paren)
+    operator = _OPERATOR_HEAD.search(data, max(0, stop - 32), stop)
+    if operator is not None:  # before the lambda test: `operator[](int i)` ends with `]` too
+        return _plain_operator(ctx, statement_start(ctx, operator.start()), stop, i)
     if data[stop - 1 : stop] == b"]":
         return _plain_lambda(ctx, stop - 1, open_at)
     name_start, name = word_before(data, stop)
@@ -120,6 +123,32 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
         return False  # a destructor, or not a definition's name: sx.device_functions names it otherwise
     # (`A::f`, `T<U>::f`: the tree's index knows a definition by its last name, as here)
     return _plain_function(ctx, name, statement_start(ctx, name_start), name_start + len(name), i, depth)
+
+
+# The name of an `operator()` or `operator[]` definition, right before its parameters.
+_OPERATOR_HEAD = regexes.compile(rb"(?<![\w$])operator[ \t\r\n]*(?:\([ \t\r\n]*\)|\[[ \t\r\n]*\])\Z")
+
+
+def _plain_operator(ctx, head_start: int, head_end: int, i: int) -> bool:
+    """An `operator()`/`operator[]` body is plain where its head has no word that may mean
+    __device__/__global__ and every other `operator` of the file is plainly neither a
+    declaration that may say so nor a call by name (`v.operator()(x)`: the tree's index counts
+    those as calls of it, `v(x)` not), so that no caller needs looking up."""
+    if may_name_device(ctx, head_start, head_end):
+        return False
+    data, body_end = ctx.data, ctx.lexed.braces.closes[i]
+    for at in whole_word_starts(data, b"operator"):
+        if head_start <= at <= body_end:
+            continue
+        if may_name_device(ctx, statement_start(ctx, at), at):
+            return False
+        after = ctx.lexed.next_code(at + len(b"operator"))
+        if ctx.in_code(at) and data[after : after + 1] in (b"(", b"["):
+            stop = ctx.lexed.previous_code(at)
+            if not (stop and data[stop - 1] in IS_WORD_BYTE
+                    and word_before(data, stop)[1] not in EXPRESSION_KEYWORDS):
+                return False  # not after a type's word: it may be a call
+    return True
 
 
 def _plain_lambda(ctx, close_bracket: int, open_at: int) -> bool:

@@ -785,10 +785,15 @@ def _spaces_before(ctx, start: int, end: int) -> set[bytes]:
     return out
 
 
-def _function_declarator(node):
+def function_declarator(node):
+    """The function_declarator of a definition or declaration (through `*`, `&`, `&&` and
+    parentheses around it), or None."""
     d = node.child_by_field_name("declarator")
     while d is not None and d.type != "function_declarator":
-        d = d.child_by_field_name("declarator")
+        if d.type == "reference_declarator":  # `T& f()`: no field names what it declares
+            d = d.named_children[-1] if d.named_child_count else None
+        else:
+            d = d.child_by_field_name("declarator")
     return d
 
 
@@ -818,7 +823,7 @@ def _device_functions(ctx) -> tuple[DeviceFunction, ...]:
     device_declared: set[str] = set()
 
     for decl in nodes(ctx, "declaration", "field_declaration"):
-        fdecl = _function_declarator(decl)
+        fdecl = function_declarator(decl)
         if fdecl is None or cuda_excluded(ctx, decl.start_byte):
             continue
         spaces = _spaces_before(ctx, decl.start_byte, fdecl.start_byte)
@@ -827,7 +832,7 @@ def _device_functions(ctx) -> tuple[DeviceFunction, ...]:
 
     for fn in nodes(ctx, "function_definition"):
         body = fn.child_by_field_name("body")
-        fdecl = _function_declarator(fn)
+        fdecl = function_declarator(fn)
         if body is None or fdecl is None or cuda_excluded(ctx, fn.start_byte):
             continue
         name = _function_name(fdecl)

@@ -187,9 +187,7 @@ def _plain_host_function(ctx, fn, body, depth: int) -> bool:
         decl = fn.child_by_field_name("declarator")
         return not may_name_device(ctx, fn.start_byte,
                                     decl.start_byte if decl is not None else body.start_byte)
-    fdecl = fn.child_by_field_name("declarator")
-    while fdecl is not None and fdecl.type != "function_declarator":
-        fdecl = fdecl.child_by_field_name("declarator")
+    fdecl = sx.function_declarator(fn)
     if fdecl is None:
         return True  # not a function sx.device_functions considers
     name = fdecl.child_by_field_name("declarator")
