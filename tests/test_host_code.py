@@ -56,6 +56,9 @@ def host_at_mark(text: bytes) -> bool:
     b"template <class R> R P<R>::operator()() { MARK; return R(); }",
     b"struct F { void operator ( ) (int i) const { MARK; } };\nint main() { F f; f(1); }",
     b"struct V { float d[4]; float& operator[](int i) { return d[MARK]; } };",
+    # destructors (cuda-samples' MonteCarloPi: a host class frees its buffers in one)
+    b"struct S { S(); ~S(); int* p; };\nS::~S() { MARK; }",
+    b"struct S { int* p; public:\n  virtual ~S() { MARK; } };\nint main() { S* s = new S; delete s; }",
 ])
 def test_certainly_host(text):
     assert host_at_mark(text)
@@ -91,6 +94,8 @@ def test_certainly_host(text):
     b"struct V { float d[4]; __device__ float operator[](int i) { return d[MARK]; } };",
     b"struct P { __device__ int operator()(); };\nint P::operator()() { MARK; return 0; }",
     b"struct F { void operator()(int) { MARK; } };\n__global__ void k(F f) { f.operator()(1); }",
+    b"struct S { __device__ ~S(); };\nS::~S() { MARK; }",
+    b"struct S { ~S() { MARK; } };\n__global__ void k(S* s) { s->~S(); }",
 ])
 def test_not_certainly_host(text):
     assert not host_at_mark(text)

@@ -111,7 +111,8 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     stop = braces.code_before(paren)
     operator = _OPERATOR_HEAD.search(data, max(0, stop - 32), stop)
     if operator is not None:  # before the lambda test: `operator[](int i)` ends with `]` too
-        return _plain_operator(ctx, statement_start(ctx, operator.start()), stop, i)
+        return _plain_special(ctx, statement_start(ctx, operator.start()), stop, i,
+                              whole_word_starts(data, b"operator"), _may_call_operator)
     if data[stop - 1 : stop] == b"]":
         return _plain_lambda(ctx, stop - 1, open_at)
     name_start, name = word_before(data, stop)
@@ -119,8 +120,11 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
         return False  # `operator()(...)`, a function pointer's head, a template's `>`, ...
     if name in _CONTROL:
         return True
-    if data[max(0, name_start - 2) : name_start] == b"->" or data[name_start - 1 : name_start] in (b".", b"~"):
-        return False  # a destructor, or not a definition's name: sx.device_functions names it otherwise
+    if data[name_start - 1 : name_start] == b"~":  # a destructor (its `~` right before the name)
+        return _plain_special(ctx, statement_start(ctx, name_start), stop, i, [
+            at for at in whole_word_starts(data, name) if data[at - 1 : at] == b"~"], _may_call_destructor)
+    if data[max(0, name_start - 2) : name_start] == b"->" or data[name_start - 1 : name_start] == b".":
+        return False  # not a definition's name: sx.device_functions names it otherwise
     # (`A::f`, `T<U>::f`: the tree's index knows a definition by its last name, as here)
     return _plain_function(ctx, name, statement_start(ctx, name_start), name_start + len(name), i, depth)
 
@@ -129,26 +133,42 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
 _OPERATOR_HEAD = regexes.compile(rb"(?<![\w$])operator[ \t\r\n]*(?:\([ \t\r\n]*\)|\[[ \t\r\n]*\])\Z")
 
 
-def _plain_operator(ctx, head_start: int, head_end: int, i: int) -> bool:
-    """An `operator()`/`operator[]` body is plain where its head has no word that may mean
-    __device__/__global__ and every other `operator` of the file is plainly neither a
-    declaration that may say so nor a call by name (`v.operator()(x)`: the tree's index counts
-    those as calls of it, `v(x)` not), so that no caller needs looking up."""
+def _plain_special(ctx, head_start: int, head_end: int, i: int, uses: list[int], may_call) -> bool:
+    """The body of an `operator()`/`operator[]` or a destructor, which sx.device_functions
+    names "operator()", "~T": the file calls them by that name only explicitly
+    (`v.operator()(x)`, `p->~T()`), never as `v(x)` or `delete p`. Plain where the head has no
+    word that may mean __device__/__global__ and every other of the name's `uses` is plainly
+    neither a declaration that may say so nor such a call (`may_call(ctx, at)`): then no caller
+    needs looking up."""
     if may_name_device(ctx, head_start, head_end):
         return False
-    data, body_end = ctx.data, ctx.lexed.braces.closes[i]
-    for at in whole_word_starts(data, b"operator"):
+    body_end = ctx.lexed.braces.closes[i]
+    for at in uses:
         if head_start <= at <= body_end:
             continue
-        if may_name_device(ctx, statement_start(ctx, at), at):
+        if may_name_device(ctx, statement_start(ctx, at), at) or (ctx.in_code(at) and may_call(ctx, at)):
             return False
-        after = ctx.lexed.next_code(at + len(b"operator"))
-        if ctx.in_code(at) and data[after : after + 1] in (b"(", b"["):
-            stop = ctx.lexed.previous_code(at)
-            if not (stop and data[stop - 1] in IS_WORD_BYTE
-                    and word_before(data, stop)[1] not in EXPRESSION_KEYWORDS):
-                return False  # not after a type's word: it may be a call
     return True
+
+
+def _may_call_operator(ctx, at: int) -> bool:
+    """Whether the `operator` at `at` may be called by name: `(` or `[` follows, and no type's
+    word comes right before it (`float& operator[](int i)` declares one)."""
+    data, lexed = ctx.data, ctx.lexed
+    after = lexed.next_code(at + len(b"operator"))
+    if data[after : after + 1] not in (b"(", b"["):
+        return False
+    stop = lexed.previous_code(at)
+    return not (stop and data[stop - 1] in IS_WORD_BYTE and word_before(data, stop)[1] not in EXPRESSION_KEYWORDS)
+
+
+def _may_call_destructor(ctx, at: int) -> bool:
+    """Whether the `~T` whose name is at `at` may be a call of the destructor (or another
+    definition of it): a member access or a scope before the `~`. After anything else it
+    declares the destructor (`virtual ~T();`) or is not one (`~T()` negates a temporary)."""
+    data = ctx.data
+    stop = ctx.lexed.previous_code(at - 1)
+    return data[stop - 1 : stop] == b"." or data[stop - 2 : stop] in (b"::", b"->")
 
 
 def _plain_lambda(ctx, close_bracket: int, open_at: int) -> bool:
