@@ -59,6 +59,9 @@ def host_at_mark(text: bytes) -> bool:
     # destructors (cuda-samples' MonteCarloPi: a host class frees its buffers in one)
     b"struct S { S(); ~S(); int* p; };\nS::~S() { MARK; }",
     b"struct S { int* p; public:\n  virtual ~S() { MARK; } };\nint main() { S* s = new S; delete s; }",
+    # callers that return its value, or call it after a case label
+    b"__global__ void k() {}\nint run(int n) { MARK; return n; }\nint main() { return run(1); }",
+    b"void bench(int n) { MARK; }\nvoid key(char c) { switch (c) { case 'b': bench(5); break; } }",
 ])
 def test_certainly_host(text):
     assert host_at_mark(text)
@@ -96,6 +99,8 @@ def test_certainly_host(text):
     b"struct F { void operator()(int) { MARK; } };\n__global__ void k(F f) { f.operator()(1); }",
     b"struct S { __device__ ~S(); };\nS::~S() { MARK; }",
     b"struct S { ~S() { MARK; } };\n__global__ void k(S* s) { s->~S(); }",
+    b"void helper() { MARK; }\n__global__ void k(int c) { switch (c) { case 1: helper(); } }",
+    b"int helper() { MARK; return 0; }\n__device__ int k() { return helper(); }",
 ])
 def test_not_certainly_host(text):
     assert not host_at_mark(text)

@@ -240,8 +240,8 @@ def _scope_before(ctx, colons: int) -> str:
 def _is_call(ctx, at: int, name: bytes) -> bool:
     """Whether the name at `at` is certainly the callee of a call in a function body that
     sx.device_functions counts as one of `name`'s (it goes by the callee's last name): `(`
-    follows, and what precedes is no word, `&` or `*`; or `.`/`->` (a member call); or `::`
-    after a scope the file opens."""
+    follows, and what precedes is no word but `return` or `throw`, and no `&`, `*`, `>` or
+    `~`; or `.`/`->` (a member call); or `::` after a scope the file opens."""
     data, braces = ctx.data, ctx.lexed.braces
     i = braces.innermost(at)
     if i < 0 or braces.kind(i) != BLOCK or not ctx.in_code(at):
@@ -261,7 +261,15 @@ def _is_call(ctx, at: int, name: bytes) -> bool:
     if data[end - 2 : end] == b"::":
         scope = _scope_before(ctx, end - 2)
         return bool(scope) and sx.opens_scope(ctx, scope)
-    return not (before.isalnum() or before in (b"_", b">", b":", b"~", b"&", b"*"))
+    if before == b":":  # in a block: after a label, `case x:`, a ternary's `:`, a range-for's
+        return True
+    if before.isalnum() or before == b"_":
+        return word_before(data, end)[1] in _CALL_AFTER  # `return f(x)`; `T f(x)` declares f
+    return before not in (b">", b"~", b"&", b"*")
+
+
+# Words after which `name(` is a call: never a declaration, a `new` or a cast.
+_CALL_AFTER = frozenset({b"return", b"co_return", b"throw"})
 
 
 # Template arguments of words, numbers, `::`, `*`, `&` and commas, nested three deep: where
