@@ -215,6 +215,9 @@ def test_declared_names_pre_check_never_hides_a_declaration_the_tree_finds():
     (b"void f() { for (int a = 0, cudaFoo UNUSED = 1; a < 1; a++) {} }", True),
     (b"void f() { if (int a = 1, cudaFoo, b = 2; a) {} }", True),
     (b"void f() { g(a, [] { int b, cudaFoo, c; }); }", True),
+    # a statement's first word before another name is a type (cuda-samples' EGLStream_CUDA_Interop)
+    (b"cudaFoo a;\nvoid f() { cudaFoo p = {}; if (1) { cudaFoo const* q; } }", False),
+    (b"struct S { int a; } cudaFoo;\nvoid f() { cudaFoo(1); }", True),
 ])
 def test_may_be_declarator(text, want):
     from hipport.parse.declarations import may_be_declarator

@@ -235,6 +235,8 @@ def may_be_declarator(lexed: Lexed, start: int) -> bool:
         return False
     if before == b"," and _followed_by(lexed, start) in (b",", b"word") and _in_arguments(lexed, end - 1):
         return False  # an argument, or a parameter's type (`void f(char* p, cudaFoo handle)`)
+    if before in (b";", b"{", b"}", b"") and _followed_by(lexed, start) == b"word":
+        return False  # a statement's first word before another name: its type (`cudaFoo x;`)
     return word_before(data, end, 16)[1] not in EXPRESSION_KEYWORDS
 
 
