@@ -117,7 +117,7 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
         return _plain_lambda(ctx, stop - 1, open_at)
     name_start, name = word_before(data, stop)
     if not name or name in _NOT_A_NAME:
-        return False  # `operator()(...)`, a function pointer's head, a template's `>`, ...
+        return False  # `operator+(...)`, a function pointer's head, a template's `>`, ...
     if name in _CONTROL:
         return True
     if data[name_start - 1 : name_start] == b"~":  # a destructor (its `~` right before the name)
