@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
+from hipport.parse.braces import word_before
 from hipport.patterns import starts_of
 from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Hit, rule
@@ -221,9 +222,8 @@ def _text_opt_ins(ctx) -> list[tuple[int, int, bytes]] | None:
                     or not lexed.in_plain_code(start):
                 continue  # part of another name, or in a comment, a literal or a macro body
             before = lexed.previous_code(start)
-            if not (before == 0 or data[before - 1 : before] in _CALL_LEADS or (
-                    data[max(0, before - 6) : before] == b"return"
-                    and (before == 6 or data[before - 7] not in IS_WORD_BYTE))):
+            if not (before == 0 or data[before - 1 : before] in _CALL_LEADS
+                    or word_before(data, before)[1] == b"return"):
                 return None
             call = parse_call(data, end)
             if call is None or any(s == e for s, e in call.args):
