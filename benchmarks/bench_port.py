@@ -5,14 +5,15 @@
     python benchmarks/bench_port.py /tmp/corpus              # table
     python benchmarks/bench_port.py /tmp/corpus --json -     # JSON on stdout
 
-For each tool: --warmup untimed runs (as hyperfine's --warmup: the first run of a tool
-after others pays for cold OS caches and CPU, whoever it is), then --cold "cold" runs (empty
-cache folders, a new output folder each), then --warm "warm" runs: the same command again,
-as a user re-runs it (same cache folders and output folder, files in the OS page cache;
-hipify-perl, which edits a copy in place, gets a fresh copy each time). Every run happens in a fresh wrapper process that
-starts the tool, waits for it and reports wall time and
-getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of the largest single
-process of that run (the tool or one of its worker processes), not a sum.
+Each tool first gets --warmup untimed runs (as hyperfine's --warmup: a tool's first run
+pays for loading its own files into the OS page cache), then come --cold "cold" runs (empty
+cache folders, a new output folder each) in rounds of one run per tool, so that a slow
+spell of a shared host slows all tools alike, then each tool's --warm "warm" runs: the same
+command again, as a user re-runs it (same cache folders and output folder, files in the OS
+page cache; hipify-perl, which edits a copy in place, gets a fresh copy each time).
+Every run happens in a fresh wrapper process that starts the tool, waits for it and reports
+wall time and getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of the largest
+single process of that run (the tool or one of its worker processes), not a sum.
 
 Tools:
   hipport -j 1, hipport -j N   always (`hipport` next to this Python, else `python -m hipport`)
@@ -212,6 +213,16 @@ def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> R
     )
 
 
+def schedule(tools: list[Tool], warmup: int, cold: int, warm: int) -> list[tuple[str, Tool]]:
+    """The runs in the order they happen: each tool's warm-ups, then the cold runs round-robin
+    (one of each tool per round, so that a slow spell of a shared host, which can last a
+    minute, slows every tool's runs alike instead of one tool's whole series), then each
+    tool's warm runs, which reuse the folders its last cold run left."""
+    return ([("warmup", t) for t in tools for _ in range(warmup)]
+            + [("cold", t) for _ in range(cold) for t in tools]
+            + [("warm", t) for t in tools for _ in range(warm)])
+
+
 def table(corpus: Corpus, runs: list[Run]) -> str:
     head = ("tool", "-j", "run", "wall s", "files/s", "MB/s", "peak RSS MB", "exit")
     rows = [head] + [
@@ -291,17 +302,19 @@ def main(argv: list[str] | None = None) -> int:
     scratch_root.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []
     try:
-        for tool in tools:
+        for phase, tool in schedule(tools, args.warmup, max(1, args.cold), args.warm):
             cache = scratch_root / f"cache-{tool.name}-j{tool.jobs}"
             out = scratch_root / f"out-{tool.name}-j{tool.jobs}"
-            for phase in ["warmup"] * args.warmup + ["cold"] * max(1, args.cold) + ["warm"] * args.warm:
-                run = measure(tool, phase, corpus, out, cache)
-                if phase != "warmup" or run.rc:  # a failed warm-up is shown, and fails the run
-                    runs.append(run)
-                if args.json != "-":
-                    print(f"  {tool.name} -j {tool.jobs} {phase}: {run.wall_s:.2f} s", file=sys.stderr)
-            if not args.keep:
-                shutil.rmtree(out, ignore_errors=True)
+            run = measure(tool, phase, corpus, out, cache)
+            if phase != "warmup" or run.rc:  # a failed warm-up is shown, and fails the run
+                runs.append(run)
+            if args.json != "-":
+                print(f"  {tool.name} -j {tool.jobs} {phase}: {run.wall_s:.2f} s", file=sys.stderr)
+        order = {(t.name, t.jobs): i for i, t in enumerate(tools)}
+        runs.sort(key=lambda r: (order[r.tool, r.jobs], r.phase == "warm"))  # stable: runs in order
+        if not args.keep:
+            for tool in tools:
+                shutil.rmtree(scratch_root / f"out-{tool.name}-j{tool.jobs}", ignore_errors=True)
     finally:
         if not args.keep and not args.scratch:
             shutil.rmtree(scratch_root, ignore_errors=True)

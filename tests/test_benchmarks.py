@@ -65,3 +65,12 @@ def test_warm_up_runs_are_left_out_and_each_cold_run_starts_empty(tmp_path):
         seen.append((phase, run.error.strip()))
     # cold and warm-up runs find an empty cache; a warm run finds what the run before left
     assert seen == [("warmup", "0"), ("cold", "0"), ("warm", "1"), ("cold", "0")]
+
+
+def test_cold_runs_go_round_robin_and_warm_runs_follow_their_tool():
+    bench = _bench()
+    a, b = bench.Tool("a", 1, None), bench.Tool("b", 2, None)
+    order = [(phase, tool.name) for phase, tool in bench.schedule([a, b], warmup=1, cold=2, warm=1)]
+    # a slow spell of the host then falls on both tools' cold runs, not on one tool's series
+    assert order == [("warmup", "a"), ("warmup", "b"), ("cold", "a"), ("cold", "b"),
+                     ("cold", "a"), ("cold", "b"), ("warm", "a"), ("warm", "b")]
