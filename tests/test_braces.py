@@ -227,6 +227,58 @@ def test_may_be_declarator(text, want):
     assert any(may_be_declarator(lx, s) for s in starts) == want
 
 
+@pytest.mark.parametrize("text, want", [
+    # cuda-samples' matrixMulDynlinkJIT: the driver API's names as the file's own pointers
+    (b"typedef int tcuFoo(int);\ntcuFoo   *cudaFoo;\n", True),
+    (b"static unsigned int cudaFoo(unsigned a, unsigned b) { return a; }", True),
+    (b"__global__ void cudaFoo(float* p) {}", True),
+    (b"extern \"C\" {\nint cudaFoo = 1;\n}\n", True),
+    (b"int a;\n// the entry points\n#ifdef X\nT cudaFoo[4];\n#endif\n", True),
+    (b"const T &cudaFoo(int), b;", True),
+    # not told: the tree reads these otherwise, or may
+    (b"CUresult CUDAAPI cudaFoo(int);", False),  # a macro before the name
+    (b"__global__ void __launch_bounds__(128) k(int* p) {}", False),  # `__launch_bounds__` asked
+    (b"struct cudaFoo;", False),
+    (b"typedef struct S cudaFoo;", False),
+    (b"namespace cudaFoo = other;", False),
+    (b"int a, cudaFoo;", False),  # after a comma
+    (b"ns::T cudaFoo;", False),
+    (b"static\n#ifdef X\nconst\n#endif\nint cudaFoo;", False),  # a directive inside the head
+    (b"int /* pointer */ *cudaFoo;", False),  # a comment inside the head
+    (b"void f() { T *cudaFoo; }", False),  # in a body: `a * b;` may be an expression
+    (b"namespace n { int cudaFoo; }", False),
+    (b"T cudaFoo == x;", False),
+])
+def test_certainly_declares(text, want):
+    """What api_tables.declared_names takes as declared without the tree; each True is a
+    declarator the tree finds too."""
+    from hipport.analysis import FileContext
+    from hipport.parse.declarations import certainly_declares
+    from hipport.rules.api_tables import tree_declared_names
+
+    lx = lexed(text)
+    start = next(t.start for t in lx.identifiers if t.text in (b"cudaFoo", b"__launch_bounds__"))
+    assert certainly_declares(lx, start) == want
+    if want:
+        mappings, lexer = tools(Settings())
+        ctx = FileContext("t.cu", "cuda", text, lexer, mappings, Settings())
+        assert tree_declared_names(ctx, {"cudaFoo"}) == {"cudaFoo"}
+
+
+def test_declared_names_needs_no_tree_where_each_name_is_certainly_declared():
+    from hipport.analysis import context_for
+    from hipport.rules.api_tables import declared_names
+
+    text = (b"#include <cuda.h>\ntypedef CUresult tcuInit(unsigned);\n#ifdef WIN32\n"
+            b"tcuInit *cuInit;\n#endif\nstatic int cuDriverGetVersion(int* v) { return 0; }\n"
+            b"void f() { cuInit(0); }\n")
+    ctx = context_for(text, "t.cpp", "cpp", Settings())
+    assert declared_names(ctx, {"cuInit", "cuDriverGetVersion", "cuCtxCreate"}) == {"cuInit", "cuDriverGetVersion"}
+    assert "tree" not in ctx.__dict__  # no parse
+    ctx = context_for(text.replace(b"tcuInit *", b"tcuInit EXPORT *"), "t.cpp", "cpp", Settings())
+    assert declared_names(ctx, {"cuInit"}) == {"cuInit"} and "tree" in ctx.__dict__  # asked
+
+
 def test_a_plain_member_keeps_its_name_without_a_parse():
     """cuda-samples' simpleCallback: `int cudaDeviceID;` in a struct is the project's own
     member: kept (while the runtime call beside it is renamed), and no tree is parsed."""

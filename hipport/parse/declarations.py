@@ -145,6 +145,64 @@ def certainly_a_member(lexed: Lexed, start: int) -> bool:
     return follow == b"(" and m.group("name") == data[start:end]
 
 
+
+# What a file-scope declaration's head may hold before the name it declares, for
+# certainly_declares: ASCII words of a type and its specifiers, `*` and `&` (no `::`,
+# brackets, literals, comments or directives).
+_HEAD_BYTES = b"".join(bytes([c]) for c in range(128) if chr(c).isalnum() or chr(c) in "_ \t\r\n*&")
+# The words of such a head besides its one type name: no other word may stand there (a macro
+# before the type, `CUDAAPI`, makes the tree's reading uncertain).
+_SPECIFIERS = frozenset(b"""const volatile static extern inline register constexpr thread_local
+    unsigned signed long short int char float double void bool
+    __device__ __host__ __global__ __constant__ __shared__ __managed__ __forceinline__
+    __noinline__""".split())
+_HEAD_WORDS = regexes.compile(rb"\w+")
+# What follows the declared name: the end, the next declarator, an initializer, an array's
+# size, a function's parameters or a constructor's arguments.
+_AFTER_A_DECLARATOR = frozenset(b";,=[(")
+# Heads that declare no variable or function by the next name (`namespace n = m;`, `struct
+# S;`) or that the tree reads otherwise, besides those _NOT_A_MEMBER names.
+_NOT_A_DECLARATION = frozenset({b"namespace", b"asm", b"__asm__", b"concept", b"goto"})
+
+
+def certainly_declares(lexed: Lexed, start: int) -> bool:
+    """Whether the identifier at `start` is certainly a name that a declaration at file scope
+    (or in `extern "C" {`) declares as the tree reads it, where api_tables.declared_names
+    looks: `tcuInit *cuInit;`, `static uint umin(uint a, uint b) {`, `int cudaX = 1;`. The
+    statement before it is specifiers and at most one type name, with `*`/`&`; after it comes
+    one of _AFTER_A_DECLARATOR. False: not told here."""
+    braces, data = lexed.braces, lexed.data
+    if data.startswith(b"__", start) or not braces.balanced or lexed.in_directive(start):
+        return False  # `__launch_bounds__(...)`, `__attribute__(...)`: the tree's specifiers
+    i = braces.innermost(start)
+    while i >= 0 and braces.kind(i) == LINKAGE:
+        i = braces.parents[i]
+    if i >= 0:
+        return False
+    head = data[_past_directives(lexed, lexed.statement_start(start)) : start]
+    if not head.strip() or head.translate(None, _HEAD_BYTES):
+        return False
+    words = _HEAD_WORDS.findall(head)
+    if sum(w not in _SPECIFIERS for w in words) > 1 or not _NOT_A_DECLARATION.isdisjoint(words) \
+            or _NOT_A_MEMBER.search(head):
+        return False
+    after = lexed.next_code(_WORD.match(data, start).end())
+    follow = data[after : after + 2]
+    return bool(follow) and follow[0] in _AFTER_A_DECLARATOR and follow != b"=="
+
+
+
+def _past_directives(lexed: Lexed, at: int) -> int:
+    """Past the spaces, comments and whole directive lines at `at` (`#ifdef X` before a
+    declaration): the tree reads the declaration after them alone."""
+    while True:
+        at = lexed.next_code(at)
+        i = lexed.directive_at(at)
+        if i < 0:
+            return at
+        at = lexed.directive_ends[i]
+
+
 # `name(` or `name{` after `:` or `,` at file scope: a member in a constructor's initializer list.
 _INITIALIZES = regexes.compile(rb"\w+\b[ \t\r\n]*[({]")
 # A name followed by another word, `*`, `&`, `<` or `::` is a type or a qualifier, never the

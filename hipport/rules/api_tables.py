@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 from hipport import regexes
 from hipport.mappings import Entry, Mappings, parse_version
-from hipport.parse.declarations import may_be_declarator, own_among
+from hipport.parse.declarations import certainly_declares, may_be_declarator, own_among
 from hipport.parse.lexer import Lexed
 from hipport.rewrite.names import _context
 from hipport.rules import Hit, rule
@@ -152,10 +152,18 @@ _DECLARED_IN = {
 def declared_names(ctx, names) -> set[str]:
     """Those of `names` that the file declares itself, at any scope: there they are the
     project's own entities, not the CUDA API. Asked of the tree only where the names occur,
-    and only for names that stand somewhere a declarator may."""
+    only for names that stand somewhere a declarator may, and not for a name that a plain
+    file-scope declaration certainly declares (certainly_declares)."""
     lexed = ctx.lexed
-    return tree_declared_names(ctx, {w for t, w in zip(lexed.identifiers, lexed.words)
-                                     if w in names and may_be_declarator(lexed, t.start)})
+    certain: set[str] = set()
+    ask: set[str] = set()  # names none of whose places so far is certainly a declarator
+    for t, w in zip(lexed.identifiers, lexed.words):
+        if w in names and w not in certain and may_be_declarator(lexed, t.start):
+            if certainly_declares(lexed, t.start):
+                certain.add(w)
+            else:
+                ask.add(w)
+    return certain | tree_declared_names(ctx, ask - certain)
 
 
 def tree_declared_names(ctx, names) -> set[str]:
