@@ -519,3 +519,19 @@ def test_each_build_flag_is_found_with_its_needs():
     found = analyze(context_for(text, "CMakeLists.txt", "cmake", Settings()))
     codes = [f.rule for f in found if f.rule in ("HP1101", "HP1102", "HP1103")]
     assert len(codes) == len(lines), found
+
+
+def test_plain_launch_bounds_are_read_without_a_parse():
+    """cuda-samples' BlackScholes: `__launch_bounds__(128)` and `(MAX, 4)` need no tree; a
+    template argument's comma or a nested call still goes to the parser."""
+    from hipport.rules.launch_bounds import launch_bounds
+
+    text = (b"#define MAX 256\n__launch_bounds__(128) __global__ void a(float* p) {}\n"
+            b"__global__ void __launch_bounds__( MAX , 4 ) b(float* p) {}\n")
+    ctx = context_for(text, "k.cu", "cuda", Settings())
+    assert [args for _, _, args in launch_bounds(ctx)] == [[b"128"], [b"MAX", b"4"]]
+    assert "tree" not in ctx.__dict__
+    text = b"template <int N> __global__ void __launch_bounds__(Pick<N, 2>::v, MIN(N, 4)) k(float* p) {}\n"
+    ctx = context_for(text, "k.cu", "cuda", Settings())
+    assert [args for _, _, args in launch_bounds(ctx)] == [[b"Pick<N, 2>::v", b"MIN(N, 4)"]]
+    assert "tree" in ctx.__dict__

@@ -21,7 +21,7 @@ def launch_bounds(ctx) -> list[tuple[int, int, list[bytes]]]:
         for m in c.code_matches(_TOKEN):
             if not sx.relevant(c, m.start()):
                 continue
-            parsed = _parsed(c, m.start(), m.end())
+            parsed = _plain(data, m.end()) or _parsed(c, m.start(), m.end())
             if parsed:  # the parser split the arguments (template commas included)
                 end, args = parsed
                 out.append((m.start(), end, args))
@@ -51,6 +51,25 @@ def launch_bounds(ctx) -> list[tuple[int, int, list[bytes]]]:
             out.append((m.start(), i + 1, [a.strip() for a in args]))
         return out
     return sx.memo(ctx, "launch_bounds", compute)
+
+
+# Arguments the parser would split the same way: no brackets, template arguments, comments,
+# literals, directives or continuations.
+_NOT_PLAIN = regexes.compile(rb"[^()\[\]{}<>/\\\"'#;]*")
+
+
+def _plain(data: bytes, after: int) -> tuple[int, list[bytes]] | None:
+    """(end, argument texts) of plain arguments such as `(128)` or `(MAX_THREADS, 4)`, read
+    from the text (no parse): the parser's node holds the same (or, with errors, the text is
+    read anyway). None where they hold more."""
+    pos = _SPACE.match(data, after).end()
+    if data[pos : pos + 1] != b"(":
+        return None
+    close = _NOT_PLAIN.match(data, pos + 1).end()
+    if data[close : close + 1] != b")":
+        return None
+    args = [a.strip() for a in data[pos + 1 : close].split(b",")]
+    return (close + 1, args) if all(args) else None
 
 
 def _parsed(ctx, start: int, end: int) -> tuple[int, list[bytes]] | None:
