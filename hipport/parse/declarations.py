@@ -145,7 +145,6 @@ def certainly_a_member(lexed: Lexed, start: int) -> bool:
     return follow == b"(" and m.group("name") == data[start:end]
 
 
-
 # What a file-scope declaration's head may hold before the name it declares, for
 # certainly_declares: ASCII words of a type and its specifiers, `*` and `&` (no `::`,
 # brackets, literals, comments or directives).
@@ -189,7 +188,6 @@ def certainly_declares(lexed: Lexed, start: int) -> bool:
     after = lexed.next_code(_WORD.match(data, start).end())
     follow = data[after : after + 2]
     return bool(follow) and follow[0] in _AFTER_A_DECLARATOR and follow != b"=="
-
 
 
 def _past_directives(lexed: Lexed, at: int) -> int:

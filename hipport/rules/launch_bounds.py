@@ -22,7 +22,7 @@ def launch_bounds(ctx) -> list[tuple[int, int, list[bytes]]]:
             if not sx.relevant(c, m.start()):
                 continue
             parsed = _plain(data, m.end()) or _parsed(c, m.start(), m.end())
-            if parsed:  # the parser split the arguments (template commas included)
+            if parsed:  # plain ones, or as the parser split them (template commas included)
                 end, args = parsed
                 out.append((m.start(), end, args))
                 continue
