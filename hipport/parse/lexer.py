@@ -38,6 +38,7 @@ _DEVICE_WORDS = frozenset(w.decode() for w in DEVICE_MARKERS)
 _WORD_CHARS = regexes.compile(rb"\w+")  # ASCII in a bytes pattern
 _BRACE = regexes.compile(rb"[{}]")
 _SPACES = regexes.compile(rb"[ \t\r\n\\]*")  # what previous_code and next_code step over, with comments
+_STATEMENT_END = regexes.compile(rb"[;{}]")
 _NUMBER = rb"\.?[0-9](?:[0-9A-Za-z_.]|'(?=[0-9A-Za-z])|[eEpP][+-])*"
 _STRING_PREFIX = rb"(?:u8|[uUL])?"
 
@@ -221,6 +222,13 @@ class Lexed:
             at = max(data.rfind(b";", 0, at), data.rfind(b"{", 0, at), data.rfind(b"}", 0, at))
             if at < 0 or self.in_plain_code(at):
                 return min(self.next_code(at + 1), offset)
+
+    def statement_end(self, offset: int) -> int:
+        """The first `;`, `{` or `}` in code from `offset` (the data's length if none):
+        statement_start's other end, at the earliest."""
+        plain = self.in_plain_code
+        return next((m.start() for m in _STATEMENT_END.finditer(self.data, offset) if plain(m.start())),
+                    len(self.data))
 
     def in_plain_code(self, offset: int) -> bool:
         """Whether `offset` is code outside directive lines: no comment, literal, macro body

@@ -111,7 +111,7 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     stop = braces.code_before(paren)
     operator = _OPERATOR_HEAD.search(data, max(0, stop - 32), stop)
     if operator is not None:  # before the lambda test: `operator[](int i)` ends with `]` too
-        return _plain_special(ctx, statement_start(ctx, operator.start()), stop, i,
+        return _plain_special(ctx, ctx.lexed.statement_start(operator.start()), stop, i,
                               whole_word_starts(data, b"operator"), _may_call_operator)
     if data[stop - 1 : stop] == b"]":
         return _plain_lambda(ctx, stop - 1, open_at)
@@ -121,12 +121,12 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     if name in _CONTROL:
         return True
     if data[name_start - 1 : name_start] == b"~":  # a destructor (its `~` right before the name)
-        return _plain_special(ctx, statement_start(ctx, name_start), stop, i, [
+        return _plain_special(ctx, ctx.lexed.statement_start(name_start), stop, i, [
             at for at in whole_word_starts(data, name) if data[at - 1 : at] == b"~"], _may_call_destructor)
     if data[max(0, name_start - 2) : name_start] == b"->" or data[name_start - 1 : name_start] == b".":
         return False  # not a definition's name: sx.device_functions names it otherwise
     # (`A::f`, `T<U>::f`: the tree's index knows a definition by its last name, as here)
-    return _plain_function(ctx, name, statement_start(ctx, name_start), name_start + len(name), i, depth)
+    return _plain_function(ctx, name, ctx.lexed.statement_start(name_start), name_start + len(name), i, depth)
 
 
 # The name of an `operator()` or `operator[]` definition, right before its parameters.
@@ -146,7 +146,7 @@ def _plain_special(ctx, head_start: int, head_end: int, i: int, uses: list[int],
     for at in uses:
         if head_start <= at <= body_end:
             continue
-        if may_name_device(ctx, statement_start(ctx, at), at) or (ctx.in_code(at) and may_call(ctx, at)):
+        if may_name_device(ctx, ctx.lexed.statement_start(at), at) or (ctx.in_code(at) and may_call(ctx, at)):
             return False
     return True
 
@@ -185,7 +185,7 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
     body_end = braces.closes[i]
     # Every other occurrence, comments included: more than the tree's calls and declarations.
     uses = [at for at in whole_word_starts(data, name) if not head_start <= at <= body_end]
-    if any(may_name_device(ctx, statement_start(ctx, at), at) for at in uses):
+    if any(may_name_device(ctx, ctx.lexed.statement_start(at), at) for at in uses):
         return False  # a prototype or member declaration of the name may say __device__
     if name == b"main":
         return True
@@ -285,22 +285,6 @@ def _spaces_end(data: bytes, at: int) -> int:
     while data[at : at + 1] in (b" ", b"\t"):
         at += 1
     return at
-
-
-def statement_start(ctx, offset: int) -> int:
-    """Lexed.statement_start: where the declaration or statement holding `offset` starts."""
-    return ctx.lexed.statement_start(offset)
-
-
-_STATEMENT_END = regexes.compile(rb"[;{}]")
-
-
-def statement_end(ctx, offset: int) -> int:
-    """The first `;`, `{` or `}` in code from `offset` (the data's length if none):
-    statement_start's other end, at the earliest."""
-    plain = ctx.lexed.in_plain_code
-    return next((m.start() for m in _STATEMENT_END.finditer(ctx.data, offset) if plain(m.start())),
-                len(ctx.data))
 
 
 def may_name_device(ctx, start: int, end: int) -> bool:

@@ -10,7 +10,6 @@ from hipport.patterns import starts_of
 from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
-from hipport.rules._host_code import statement_end, statement_start
 
 LDS_LIMIT = 64 * 1024
 _FIX_STATIC = ("Shrink the tiles (or use fewer pipeline stages) so a block stays within 64 KiB, "
@@ -71,7 +70,7 @@ def _element_bound(ctx, at: int) -> int:
     than `unsigned`); a type no word names (`T`, `Vector<int>`) has no size, and is not
     counted."""
     data = ctx.data
-    words = _WORD.findall(data, statement_start(ctx, at), statement_end(ctx, at))
+    words = _WORD.findall(data, ctx.lexed.statement_start(at), ctx.lexed.statement_end(at))
     return max((sx.TYPE_SIZES.get(w.decode(), 0) for w in words), default=0)
 
 

@@ -17,7 +17,7 @@ from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules import _host_code  # certainly_host through the module: tests force its answer
-from hipport.rules._host_code import in_statements, statement_end, statement_start
+from hipport.rules._host_code import in_statements
 
 # Names of variables holding a thread's index (or lane) by convention.
 _THREAD_NAME = regexes.compile(
@@ -281,7 +281,7 @@ def _lane_shifts(ctx):
     for at in _code_matches(ctx, _SHIFT):
         if not _may_shift_a_literal(ctx, at):
             continue
-        stop = statement_end(ctx, at + 2)
+        stop = ctx.lexed.statement_end(at + 2)
         if data[stop : stop + 1] == b"{" or _LANE_BYTES.search(data, at + 2, stop):
             yield at
 
@@ -932,7 +932,7 @@ def _may_be_const(ctx, at: int) -> bool:
     """Whether the statement holding `at` may be a const declaration (the only ones reported):
     `const` or `constexpr` in its text (`mask = -(g & 1);` has neither), or a brace around its
     text (a lambda or a list after the name, `struct {...}` before it: not read here)."""
-    data, end, start = ctx.data, statement_end(ctx, at), statement_start(ctx, at)
+    data, end, start = ctx.data, ctx.lexed.statement_end(at), ctx.lexed.statement_start(at)
     before = ctx.lexed.previous_code(start)
     return data[end : end + 1] != b";" or (data[before - 1 : before] == b"}" and not _ends_statements(ctx, before - 1)) \
         or _CONST.search(data, start, end) is not None
