@@ -87,6 +87,8 @@ def test_might_declare_where_a_member_or_scoped_name_can_be(text):
     b"class Q { int v = cudaSuccess; };",  # a value
     b"struct S { int a; };\n#define CHECK(x) do { cudaGetLastError(); } while (0)\n",
     b"extern \"C\" { struct S { int a; }; void h() { cudaDeviceReset(); } }",
+    b"struct V { std::vector<cudaSurfaceObject_t> list; };",  # a template argument
+    b"struct V { int c; };\nsize_t o = offsetof(cudaVertex, c);",  # offsetof's type
 ])
 def test_might_declare_not_where_no_declaration_can_be(text):
     lx = lexed(text)
@@ -151,6 +153,24 @@ def test_certainly_a_member(text, name):
 ])
 def test_not_certainly_a_member(text):
     assert not certainly_a_member(lexed(text), text.index(b"cudaThing"))
+
+
+@pytest.mark.parametrize("text, told", [
+    # offsetof's member is a field name to the tree; only plain offsetofs in a block are told
+    (b"struct V { float cudaColor; };\nvoid f() { size_t o = offsetof(V, cudaColor); }", True),
+    (b"struct V { float cudaColor; };\nvoid f() { size_t o = offsetof(struct V, cudaColor); }", True),
+    (b"struct V { float cudaColor; };\nsize_t o = offsetof(V, cudaColor);", False),  # file scope
+    (b"struct V { float cudaColor; };\nvoid f() { size_t o = offsetof(V, /* c */ cudaColor); }", False),
+    (b"struct V { float cudaColor[2]; };\nvoid f() { size_t o = offsetof(V, cudaColor[1]); }", False),
+])
+def test_offsetof_members_are_told_where_plain(text, told):
+    lx = lexed(text)
+    starts = [t.start for t in lx.identifiers if t.text == b"cudaColor"]
+    assert might_declare(lx, starts[1:])
+    got = members_declared(lx, starts[1:])
+    assert (got is not None) == told
+    if told:
+        assert got == user_declared(text, lx.identifiers).intersection(starts[1:]) == {starts[1]}
 
 
 def test_members_told_from_the_text_are_the_trees():

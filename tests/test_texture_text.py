@@ -46,17 +46,27 @@ PLAIN = [
     b"void rotate(cudaTextureObject_t &texObj, cudaSurfaceObject_t &&s, cudaTextureObject_t*& p);\n",
     b"#define FETCH(t, i) tex1Dfetch<float>(t, i)\n// tex2D(texImage, x, y) in a comment\n"
     b"const char* s = \"tex2D(t, x, y)\";\n",
+    # a template argument, a function definition returning a handle, `extern "C"`
+    b"std::vector<cudaSurfaceObject_t> surfaces, more;\nstd::map<int, const cudaTextureObject_t*> m;\n",
+    b"struct S { std::vector<cudaSurfaceObject_t> a; };\ntemplate <cudaTextureObject_t> void f();\n",
+    b"static cudaSurfaceObject_t make(cudaArray_t &a)\n{\n  cudaSurfaceObject_t s = 0;\n  return s;\n}\n",
+    b"__host__ __device__ __inline__ cudaTextureObject_t decode(uint2 o) { return 0; }\n",
+    b"extern \"C\" cudaTextureObject_t texImage;\nextern \"C\" const cudaTextureObject_t t2, t3;\n",
 ]
 
-# Forms left to the tree: a definition of a fetch name, a qualified or member call, a template
-# argument, a reference declarator, a comment inside a call, a function returning a handle.
+# Forms left to the tree: a definition of a fetch name, a qualified or member call, a named
+# template parameter, a qualifier not read here, a constructor-style initializer, a method, a
+# comment inside a call, a prototype returning a handle.
 UNSURE = [
     b"__device__ float tex2D(int t, float x, float y) { return x; }\n"
     b"__global__ void k(float* o) { o[0] = tex2D(1, 0.5f, 0.5f); }\n",
     b"void h(cudaTextureObject_t* t) { ::cudaCreateTextureObject(t, 0, 0, 0); }\n",
     b"struct T { template <class V> V tex2D(int, float, float); };\n"
     b"__device__ float k(T o) { return o.tex2D<float>(1, 0.5f, 0.5f); }\n",
-    b"std::vector<cudaSurfaceObject_t> surfaces;\n",
+    b"template <cudaTextureObject_t T> void f();\n",
+    b"__device__ cudaTextureObject_t t;\n",
+    b"cudaTextureObject_t t(5);\n",
+    b"struct S { cudaTextureObject_t get() const { return t; } cudaTextureObject_t t; };\n",
     b"__global__ void k(float* o, cudaTextureObject_t t) { o[0] = tex2D<float>(t /* obj */, 1, 1); }\n",
     b"cudaTextureObject_t make(cudaArray_t a);\n",
     b"typedef unsigned long long CUtexObject;\n",

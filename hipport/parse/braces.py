@@ -25,7 +25,8 @@ _BLOCK_KEYWORDS = frozenset({b"else", b"do", b"try"})
 # Between a function's `)` and its body.
 TRAILING_QUALIFIERS = frozenset({b"const", b"volatile", b"override", b"final", b"noexcept",
                                   b"mutable"})
-_LINKAGE = regexes.compile(rb"\bextern[ \t\r\n]*\"[^\"\n]*\"\Z")
+# `extern "C"` right before a `{` or a declaration (searched in the bytes just before it).
+LINKAGE_HEAD = regexes.compile(rb"\bextern[ \t\r\n]*\"[^\"\n]*\"\Z")
 # `enum {`, `enum class E : int {`: the head back to the last `;`, `{` or `}` names enum.
 _ENUM = regexes.compile(rb"\benum\b")
 # `name(...) {` is a function body or a control statement, unless `name(...)` is an attribute
@@ -95,7 +96,7 @@ class Braces:
             parent = self.parents[i]
             return BLOCK if parent >= 0 and self.kind(parent) == BLOCK else SCOPE
         if before == b"\"":
-            return LINKAGE if _LINKAGE.search(data, max(0, end - 32), end) else SCOPE
+            return LINKAGE if LINKAGE_HEAD.search(data, max(0, end - 32), end) else SCOPE
         if before == b")":
             start = match_back(self._lexed, end - 1)
             if start is None:

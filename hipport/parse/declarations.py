@@ -4,13 +4,15 @@ declared inside a namespace or class. Those keep their names even when they spel
 
 from __future__ import annotations
 
+import bisect
 import re
-from typing import Callable, Collection, Iterable
+from typing import Callable, Collection, Iterable, NamedTuple
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE, WORD_BYTES, tree
 from hipport.parse.braces import BLOCK, LINKAGE, SCOPE, word_before
 from hipport.parse.lexer import Lexed, Substrings, Token
+from hipport.patterns import word_start
 from hipport.source import UTF8_BOM
 
 _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_specifier", "struct_specifier"})
@@ -25,9 +27,9 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
     """Whether user_declared() may hold one of the identifiers starting at `starts`; False
     spares the parse. Told from the lexer's brace structure: such a name sits in a brace pair
     that may be a namespace or class body and is not followed by what only follows a type;
-    anywhere else it is a field name only after `template` (`x.template f<T>()`), in
-    `offsetof(...)`, or, at file scope, in a constructor's initializer list (`: name(...)`,
-    `, name(...)`)."""
+    anywhere else it is a field name only after `template` (`x.template f<T>()`), as the
+    member an `offsetof(...)` names, or, at file scope, in a constructor's initializer list
+    (`: name(...)`, `, name(...)`). Never right after a `<`."""
     data = lexed.data
     if not starts:
         return False
@@ -37,10 +39,17 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
     if says.isdisjoint(_SCOPE_WORDS):
         return False
     braces = lexed.braces
-    if not braces.balanced or b"offsetof" in says:
+    if not braces.balanced:
         return True
+    offsetofs = _offsetofs(lexed) if b"offsetof" in says else _NO_OFFSETOF
+    if offsetofs is None:
+        return True  # an offsetof not read here
     says_template = b"template" in says
     for s in starts:
+        if offsetofs.opens and (where := offsetofs.holds(s)) is not None:
+            if where:
+                return True  # the member an offsetof names: a field name to the tree
+            continue  # its type's names: a type's, never declared
         i = braces.innermost(s)
         while i >= 0 and braces.kind(i) == LINKAGE:
             i = braces.parents[i]  # inside `extern "C" {` is the scope around it
@@ -50,8 +59,8 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
         end = lexed.previous_code(s)
         if says_template and data[max(0, end - 8) : end].endswith(b"template"):
             return True
-        if in_block:
-            continue
+        if in_block or data[end - 1 : end] == b"<":
+            continue  # after `<`: a template argument or an operand (`std::vector<cudaFoo> v;`)
         if i < 0:
             if data[end - 1 : end] in (b":", b",") and _INITIALIZES.match(data, s):
                 return True
@@ -59,6 +68,61 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
                 and not _after_a_word_in_parentheses(lexed, s):
             return True
     return False
+
+
+class _Offsetofs(NamedTuple):
+    """The file's `offsetof(TYPE, MEMBER)` argument lists, by the offsets of their `(` and `)`,
+    and the MEMBERs' starts. The tree reads MEMBER as a field name (user_declared holds it)
+    and the names of TYPE as a type's."""
+    opens: list[int]
+    closes: list[int]
+    members: frozenset[int]
+
+    def holds(self, offset: int) -> bool | None:
+        """True: `offset` is a MEMBER's start; False: it is elsewhere inside an argument list;
+        None: outside every one."""
+        i = bisect.bisect_right(self.opens, offset) - 1
+        if i < 0 or offset >= self.closes[i]:
+            return None
+        return offset in self.members
+
+
+_NO_OFFSETOF = _Offsetofs([], [], frozenset())
+_OFFSETOF = regexes.compile(word_start(b"offsetof") + rb"\b")
+# What TYPE may be written with to be read here: names, `::`, template arguments, `*`, `&`.
+_OFFSETOF_TYPE_BYTES = WORD_BYTES + b" \t\r\n:<>,*&"
+_MEMBER = regexes.compile(rb"[A-Za-z_]\w*")
+
+
+def _offsetofs(lexed: Lexed) -> _Offsetofs | None:
+    """The file's offsetofs (once per file); None where one is not plainly `offsetof(TYPE,
+    MEMBER)` with MEMBER a name and no comment, literal, bracket or directive inside."""
+    if "declarations.offsetofs" not in lexed.memo:
+        lexed.memo["declarations.offsetofs"] = _read_offsetofs(lexed)
+    return lexed.memo["declarations.offsetofs"]
+
+
+def _read_offsetofs(lexed: Lexed) -> _Offsetofs | None:
+    data = lexed.data
+    opens, closes, members = [], [], set()
+    for m in _OFFSETOF.finditer(data):
+        if not lexed.in_plain_code(m.start()):
+            continue  # a macro body is text to the tree; a comment is nothing
+        if m.start() and (data[m.start() - 1] == 0x24 or data[m.start() - 1] >= 0x80):
+            return None  # `$offsetof`, `éoffsetof`: a name the tree may read whole
+        open_at = lexed.next_code(m.end())
+        close = data.find(b")", open_at)
+        if data[open_at : open_at + 1] != b"(" or close < 0:
+            return None
+        comma = data.rfind(b",", open_at, close)
+        kind, member = data[open_at + 1 : comma], data[comma + 1 : close].strip(b" \t\r\n")
+        if comma < 0 or not kind.strip() or kind.translate(None, _OFFSETOF_TYPE_BYTES) \
+                or not _MEMBER.fullmatch(member):
+            return None
+        opens.append(open_at)
+        closes.append(close)
+        members.add(data.index(member, comma))
+    return _Offsetofs(opens, closes, frozenset(members))
 
 
 def own_among(lexed: Lexed, starts: list[int], declared: Callable[[], Collection[int]]) -> Collection[int]:
@@ -80,10 +144,24 @@ def members_declared(lexed: Lexed, starts: list[int]) -> set[int] | None:
     for s in starts:
         if not might_declare(lexed, [s]):
             continue
-        if not certainly_a_member(lexed, s):
+        if not (certainly_a_member(lexed, s) or _certainly_an_offsetof_member(lexed, s)):
             return None
         out.add(s)
     return out
+
+
+def _certainly_an_offsetof_member(lexed: Lexed, start: int) -> bool:
+    """Whether the identifier at `start` is the MEMBER of an offsetof in a block (a function
+    body, an initializer): a field name that no class or namespace scope comes between, which
+    user_declared() always holds."""
+    offsetofs = _offsetofs(lexed)
+    if offsetofs is None or not offsetofs.holds(start):
+        return False
+    braces = lexed.braces
+    i = braces.innermost(start)
+    while i >= 0 and braces.kind(i) == LINKAGE:
+        i = braces.parents[i]
+    return i >= 0 and braces.kind(i) == BLOCK
 
 
 # A class body's head (the code from the last `;`, `{` or `}` to its `{`): `struct` or `union`

@@ -3,10 +3,12 @@
 The texture rules report fetch calls (`tex2D<float>(obj, x, y)`), object creations
 (`cudaCreateTextureObject(...)`) and object-handle declarations (`cudaTextureObject_t tex`).
 In most files that use textures every such name stands in a plain form: a call after `(`, `=`
-or `;`, a parameter or a variable declared with the handle type. read() reads those forms and
-gives the same records the tree gives (texture.py), so the file needs no parse; any other form
-(a name after `::`, `.` or a type word, a template argument, a function declaration, a comment
-or directive inside a call, ...) gives None, and the rules ask the tree instead.
+or `;`, a parameter or a variable declared with the handle type, a template argument
+(`std::vector<cudaSurfaceObject_t>`), the return type of a function definition. read() reads
+those forms and gives the same records the tree gives (texture.py), so the file needs no
+parse; any other form (a name after `::`, `.` or a type word, a named template parameter, a
+prototype, a comment or directive inside a call, ...) gives None, and the rules ask the tree
+instead.
 tests/test_texture_text.py checks that both readings agree wherever this one answers.
 """
 
@@ -18,7 +20,7 @@ from typing import NamedTuple
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
-from hipport.parse.braces import word_before
+from hipport.parse.braces import LINKAGE_HEAD, word_before
 from hipport.rewrite.calls import parse_call, split_top_level
 
 
@@ -62,6 +64,10 @@ class _Unsure(Exception):
 _BEFORE_CALL = frozenset({b"(", b",", b";", b"{", b"}", b"=", b"+", b"-", b"/", b"%", b"?", b":",
                           b"!", b"|", b"^", b"[", b"return"})
 _QUALIFIERS = frozenset({b"const", b"volatile", b"static", b"extern"})
+# Words that may also stand before a function definition's return type (its declaration is
+# no handle's: the tree's function_definition is none of texture._DECLARATIONS).
+_FUNCTION_SPECIFIERS = frozenset({b"inline", b"__inline__", b"__forceinline__", b"__noinline__",
+                                  b"__host__", b"__device__"})
 # Words the tree does not read as an identifier, or that may be part of a declarator.
 _NOT_NAMES = frozenset(
     b"this true false TRUE FALSE NULL nullptr const volatile restrict __restrict __restrict__ "
@@ -188,10 +194,17 @@ def _declaration(ctx, start: int, end: int) -> ObjectDecl | None:
     decl_start, qualifiers = start, set()
     while True:
         at, token = _before(lexed, decl_start)
-        if token not in _QUALIFIERS:
+        if token not in _QUALIFIERS and token not in _FUNCTION_SPECIFIERS:
             break
         decl_start = at
         qualifiers.add(token)
+    if token == b"\"" and LINKAGE_HEAD.search(data, max(0, at - 32), at + 1):
+        token = b";"  # `extern "C" cudaTextureObject_t t;`: the declaration starts after it
+    if token == b"<":  # `std::vector<cudaSurfaceObject_t> v;`: a template argument's type
+        at, ident = _declarator(lexed, _after(lexed, end))
+        if ident is not None or data[at : at + 1] not in (b">", b","):
+            raise _Unsure  # a named template parameter (`template <cudaTextureObject_t T>`), ...
+        return None  # the declaration's type is the template's, no handle
     in_parens = token in (b"(", b",")
     if not in_parens and token not in (b";", b"{", b"}", b""):
         raise _Unsure
@@ -203,11 +216,19 @@ def _declaration(ctx, start: int, end: int) -> ObjectDecl | None:
     while True:
         at, ident = _declarator(lexed, at)
         if ident is None:
-            if idents or not in_parens or data[at : at + 1] not in (b")", b","):
+            if idents or not in_parens or data[at : at + 1] not in (b")", b",", b">"):
                 raise _Unsure
-            return None  # `(cudaTextureObject_t)x`, `sizeof(cudaTextureObject_t *)`, `f(T, int)`
+            # `(cudaTextureObject_t)x`, `sizeof(cudaTextureObject_t *)`, `f(T, int)`, `map<K, T>`
+            return None
         idents.append(ident)
         c = data[at : at + 1]
+        if c == b"(" and len(idents) == 1 and not in_parens:
+            body = _after(lexed, _call(ctx, at).close + 1)
+            if data[body : body + 1] != b"{":
+                raise _Unsure  # a prototype, a constructor-style initializer, ...
+            return None  # a function definition that returns a handle declares none
+        if not qualifiers.isdisjoint(_FUNCTION_SPECIFIERS):
+            raise _Unsure  # `__device__ cudaTextureObject_t t;`: not read here
         if in_parens:
             if c not in (b")", b","):
                 raise _Unsure
