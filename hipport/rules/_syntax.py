@@ -988,8 +988,9 @@ def words_finder(words) -> Substrings:
 def whole_word_patterns(names) -> tuple[re.Pattern[bytes], ...]:
     r"""`\b(?:names)\b` for identifier `names` (str), as patterns that each open with a literal
     (the names' common start, per two leading characters; see word_start). Matches of whole
-    words never overlap, so those of all the patterns, sorted, are the one pattern's."""
-    return tuple(re.compile(word_start(head) + rb"(?:" + rest + rb")\b")
+    words never overlap, so those of all the patterns, sorted, are the one pattern's. The
+    names are tables' (the same every run), so the patterns are kept compiled (regexes)."""
+    return tuple(regexes.compile(word_start(head) + rb"(?:" + rest + rb")\b")
                  for head, rest in by_common_start(sorted(names, key=len, reverse=True)))
 
 
