@@ -553,15 +553,15 @@ def _type_query(node_type: str):
         return None
 
 
-# A query costs about ten milliseconds to compile (once per process); one Python walk indexes
-# a small file's nodes in about a millisecond, but a 200 KB file's in tens. So a process walks
-# the first few small files whose nodes are asked for, then compiles the query and lets C find
-# the nodes: a pre-commit run on one small file never pays for compiling, a run over a tree
-# soon stops walking (counting walks, not asks per node type: a tree's files ask for a dozen
-# types, and a walk per file until each had been asked for thrice cost more than the compile).
-_WALKS_BEFORE_QUERY = 3
-_WALK_MAX_BYTES = 16_000
-_walked = [0]  # files walked in this process
+# A query costs some 30 ms to compile, once per process whatever it asks for (the library
+# analyses the grammar); a walk with a tree cursor indexes a file's nodes at about 0.3 ms per
+# KB, the query's captures at about 0.2. So a process walks the files whose nodes are asked
+# for until it has walked as many bytes as would have paid for the compile, then compiles the
+# query and lets C find the nodes: a pre-commit run on a few files, or a tree such as
+# cuda-samples (0.15 MB of files asked), never compiles it; a run over many more never walks
+# more than twice what the better choice would have cost.
+_WALK_BYTES = 500_000
+_walked = [0]  # bytes walked in this process
 
 
 def walk(node):
@@ -574,13 +574,18 @@ def walk(node):
 
 
 def _walk_index(ctx) -> dict[str, list]:
+    """Every node by type, in source order (a node before those inside it): one cursor step
+    per node, where building each node's list of children cost twice as much."""
     by_type: dict[str, list] = {}
-    stack = [ctx.tree.root_node]
-    while stack:
-        node = stack.pop()
+    cursor = ctx.tree.walk()
+    while True:
+        node = cursor.node
         by_type.setdefault(node.type, []).append(node)
-        stack.extend(reversed(node.children))
-    return by_type
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return by_type
 
 
 # The node types the rules ask for: one combined query finds them all in a single pass over
@@ -612,9 +617,9 @@ def _of_type(ctx, node_type: str) -> list:
     if found is not None:
         return found
     walked = "node_index" in ctx.memo
-    if walked or (_walked[0] < _WALKS_BEFORE_QUERY and len(ctx.data) <= _WALK_MAX_BYTES):
+    if walked or _walked[0] + len(ctx.data) <= _WALK_BYTES:
         if not walked:
-            _walked[0] += 1
+            _walked[0] += len(ctx.data)
         found = memo(ctx, "node_index", _walk_index).get(node_type, [])
     elif node_type in _COMMON_TYPES:
         found = memo(ctx, "query_index", _query_index).get(node_type, [])
