@@ -333,3 +333,12 @@ def test_renamer_asks_for_declarations_only_for_names_that_count(text, asks):
     asked = []
     rename_identifiers(lexer.lex(text), mappings, lambda: asked.append(1) or set())
     assert bool(asked) == asks
+
+
+def test_scope_of_steps_past_extern_c():
+    text = b'extern "C" {\nint a;\nstruct S { int b; };\n}\n'
+    lx = lexed(text)
+    assert lx.braces.innermost(text.index(b"int a")) >= 0
+    assert lx.braces.scope_of(text.index(b"int a")) == -1
+    inner = lx.braces.scope_of(text.index(b"int b"))
+    assert inner >= 0 and lx.braces.kind(inner) == SCOPE

@@ -70,6 +70,13 @@ class Braces:
             i = self.parents[i]
         return i
 
+    def scope_of(self, offset: int) -> int:
+        """innermost(), past `extern "C" {` pairs (their inside is the scope around them)."""
+        i = self.innermost(offset)
+        while i >= 0 and self.kind(i) == LINKAGE:
+            i = self.parents[i]
+        return i
+
     def kind(self, i: int) -> str:
         """What brace pair `i` certainly is, told from the code before its `{`: BLOCK (a
         function or lambda body, a statement block, an initializer, an enumerator list: no

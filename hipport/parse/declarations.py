@@ -10,7 +10,7 @@ from typing import Callable, Collection, Iterable, NamedTuple
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE, WORD_BYTES, tree
-from hipport.parse.braces import BLOCK, LINKAGE, SCOPE, word_before
+from hipport.parse.braces import BLOCK, SCOPE, word_before
 from hipport.parse.lexer import Lexed, Substrings, Token
 from hipport.patterns import word_start
 from hipport.source import UTF8_BOM
@@ -50,9 +50,7 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
             if where:
                 return True  # the member an offsetof names: a field name to the tree
             continue  # its type's names: a type's, never declared
-        i = braces.innermost(s)
-        while i >= 0 and braces.kind(i) == LINKAGE:
-            i = braces.parents[i]  # inside `extern "C" {` is the scope around it
+        i = braces.scope_of(s)
         in_block = i >= 0 and braces.kind(i) == BLOCK
         if (in_block and not says_template) or lexed.in_directive(s):
             continue  # most names: a use in a body; a macro body is text to the parser
@@ -157,11 +155,8 @@ def _certainly_an_offsetof_member(lexed: Lexed, start: int) -> bool:
     offsetofs = _offsetofs(lexed)
     if offsetofs is None or not offsetofs.holds(start):
         return False
-    braces = lexed.braces
-    i = braces.innermost(start)
-    while i >= 0 and braces.kind(i) == LINKAGE:
-        i = braces.parents[i]
-    return i >= 0 and braces.kind(i) == BLOCK
+    i = lexed.braces.scope_of(start)
+    return i >= 0 and lexed.braces.kind(i) == BLOCK
 
 
 # A class body's head (the code from the last `;`, `{` or `}` to its `{`): `struct` or `union`
@@ -251,10 +246,7 @@ def certainly_declares(lexed: Lexed, start: int) -> bool:
     braces, data = lexed.braces, lexed.data
     if data.startswith(b"__", start) or not braces.balanced or lexed.in_directive(start):
         return False  # `__launch_bounds__(...)`, `__attribute__(...)`: the tree's specifiers
-    i = braces.innermost(start)
-    while i >= 0 and braces.kind(i) == LINKAGE:
-        i = braces.parents[i]
-    if i >= 0:
+    if braces.scope_of(start) >= 0:
         return False
     head = data[_past_directives(lexed, lexed.statement_start(start)) : start]
     if not head.strip() or head.translate(None, _HEAD_BYTES):
