@@ -28,14 +28,6 @@ _SOURCES = (".py", ".scm", ".j2", ".json", ".c", ".so", ".pyd")  # .c/.so/.pyd: 
 _FORMAT = b"7"  # bump when the stored values change shape
 
 
-def cache_dir() -> Path | None:
-    env = os.environ.get("HIPPORT_CACHE_DIR")
-    if env is not None:
-        return None if env.lower() in ("", "0", "off", "no", "false") else Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "hipport"
-
-
 @lru_cache(maxsize=1)
 def code_fingerprint() -> bytes:
     """hipport's version, the Python that writes the values (marshal's format is its own), its

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from hipport import __version__
-from hipport.cache import cache_dir
+from hipport.locations import cache_dir
 from hipport.config import load_settings, parse_target
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
 from hipport.words import plural

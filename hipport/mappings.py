@@ -7,8 +7,6 @@ import functools
 import marshal
 import operator
 import os
-import re
-import sys
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
@@ -16,6 +14,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 from hipport import regexes
 from hipport.errors import MappingError
 from hipport.hashing import blake2b
+from hipport.locations import Places, copy_places, read_copy, write_copy
 from hipport.table_files import table_dir, tables_stamp
 
 # Generated tables in precedence order: when a CUDA name is in two of them, the earlier wins
@@ -349,7 +348,7 @@ def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[
     compiled copy when one matches the tables' bytes."""
     d = table_dir() if directory is None else directory
     digest = tables_digest(d)
-    compiled = _compiled_path(d)
+    compiled = _compiled_places(d)
     rows = _read_compiled(compiled, digest)
     if rows is None:
         parsed = entries, _, includes = _parse_tables(d)
@@ -369,9 +368,10 @@ def name_heads(names: Iterable[str]) -> tuple[bytes, ...]:
     return tuple(sorted({n[n.rfind(":") + 1:][:HEAD_WIDTH].encode("ascii") for n in names}))
 
 
-# The parsed tables are kept beside them as Python keeps bytecode (in __pycache__, per Python
-# version, unless PYTHONDONTWRITEBYTECODE is set): marshal loads them in half the time parsing
-# and validating the TSVs takes, and every run that ports or checks a file loads them once.
+# The parsed tables are kept compiled as Python keeps bytecode (beside them in __pycache__, per
+# Python version; in hipport's cache folder where that takes no file: hipport.locations):
+# marshal loads them in half the time parsing and validating the TSVs takes, and every run that
+# ports or checks a file loads them once.
 # The copy is used only when the digest it was written with is that of the tables' names,
 # sizes and modification times and of this module's (checked as Python checks bytecode
 # against its source: reading and hashing the megabyte of tables cost every process 4 ms).
@@ -391,17 +391,20 @@ def tables_digest(directory: Any = None) -> bytes:
     return h.digest()
 
 
-def _compiled_path(directory: Any) -> Path | None:
-    tag = sys.implementation.cache_tag
-    if not isinstance(directory, Path) or tag is None:
-        return None  # a table folder inside a zip, or a Python that keeps no bytecode
-    return directory / "__pycache__" / f"tables.{tag}.marshal"
+def _compiled_places(directory: Any) -> Places:
+    if not isinstance(directory, Path):
+        return Places((), ())  # a table folder inside a zip
+    return copy_places(str(directory), "tables")
 
 
-def _read_compiled(path: Path | None, digest: bytes, summary_only: bool = False) -> Any:
-    """The compiled copy's rows (or its summary), or None when it is absent, stale or damaged."""
+def _read_compiled(places: Places, digest: bytes, summary_only: bool = False) -> Any:
+    """The compiled copy's rows (or its summary), or None when none is there, fresh and whole."""
+    return read_copy(places, lambda place: _read_copy(place, digest, summary_only))
+
+
+def _read_copy(path: str, digest: bytes, summary_only: bool) -> Any:
     try:
-        with open(path, "rb") as f:  # type: ignore[arg-type]
+        with open(path, "rb") as f:
             head = f.read(len(digest) + _LENGTH)
             if head[:len(digest)] != digest:
                 return None
@@ -415,20 +418,9 @@ def _read_compiled(path: Path | None, digest: bytes, summary_only: bool = False)
     return rows if isinstance(rows, tuple) and len(rows) == 5 else None
 
 
-def _write_compiled(path: Path | None, digest: bytes, summary: dict, rows: tuple) -> None:
-    if path is None or sys.dont_write_bytecode:  # PYTHONDONTWRITEBYTECODE: no bytecode, no copy
-        return
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(exist_ok=True)
-        head = marshal.dumps(summary)
-        tmp.write_bytes(digest + len(head).to_bytes(_LENGTH, "little") + head + marshal.dumps(_shared(rows)))
-        os.replace(tmp, path)
-    except OSError:  # a read-only install: the tables are parsed each time
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
+def _write_compiled(places: Places, digest: bytes, summary: dict, rows: tuple) -> None:
+    head = marshal.dumps(summary)
+    write_copy(places, digest + len(head).to_bytes(_LENGTH, "little") + head + marshal.dumps(_shared(rows)))
 
 
 def _shared(value: Any, pool: dict | None = None) -> Any:
@@ -516,7 +508,7 @@ def newest_hip_version() -> tuple[int, int]:
     loading to its workers."""
     if _load_raw.cache_info().currsize == 0:
         d = table_dir()
-        summary = _read_compiled(_compiled_path(d), tables_digest(d), summary_only=True)
+        summary = _read_compiled(_compiled_places(d), tables_digest(d), summary_only=True)
         if summary is not None:
             return tuple(summary["newest"])  # type: ignore[return-value]
     return _newest(_load_raw())

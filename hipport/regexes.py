@@ -3,8 +3,9 @@
 Loading the rules and tables compiles some 230 regular expressions: a quarter of a pre-commit
 check's time, and the same again in every `-j` worker. Python parses each pattern and emits its
 matching code afresh in every process; here the code of each pattern made through compile() is
-kept beside hipport's bytecode (in __pycache__, per Python build, unless PYTHONDONTWRITEBYTECODE
-is set), and a later process builds the pattern from that code without parsing it again.
+kept beside hipport's bytecode (in __pycache__, per Python build; in hipport's cache folder where
+that takes no file: hipport.locations), and a later process builds the pattern from that code
+without parsing it again.
 
 The code is the regular-expression engine's own (what `re` hands to `_sre.compile`); an entry is
 kept only after the pattern built from it compared equal to re.compile's (a Pattern equals
@@ -16,12 +17,13 @@ a file's own names use re.compile, so the stored set stays the same from run to 
 
 from __future__ import annotations
 
-import functools
 import marshal
 import os
 import re
 import sys
 from typing import Any
+
+from hipport.locations import Places, copy_places, read_copy, write_copy
 
 try:  # the engine's internals; absent or different, every pattern is compiled as usual
     import _sre
@@ -39,12 +41,10 @@ def _stamp() -> bytes:
     return _FORMAT + repr((sys.version, sys.implementation.cache_tag, magic)).encode()
 
 
-@functools.lru_cache(maxsize=1)
-def _cache_path() -> str | None:
-    """Beside this module's bytecode (os.path: a run served from the cache imports no pathlib)."""
-    tag = sys.implementation.cache_tag
-    here = os.path.dirname(os.path.realpath(__file__))
-    return None if tag is None else os.path.join(here, "__pycache__", f"regexes.{tag}.marshal")
+def _places() -> Places:
+    """Beside this module's bytecode, or in the cache folder (asked at most twice a process:
+    by the first compile() and by a save() with something new)."""
+    return copy_places(os.path.dirname(os.path.realpath(__file__)), "regexes")
 
 
 class _Store:
@@ -56,14 +56,21 @@ class _Store:
     def load(self) -> dict[tuple, tuple]:
         if self.entries is None:
             self.entries = {}
-            try:
-                with open(_cache_path(), "rb") as f:  # type: ignore[arg-type]
-                    stamp, entries = marshal.loads(f.read())
-                if stamp == _stamp() and isinstance(entries, dict):
-                    self.entries = entries
-            except (OSError, TypeError, ValueError, EOFError):
-                pass  # absent, unreadable or damaged: compile as usual, write anew
+            found = read_copy(_places(), _read_entries)
+            if found is not None:
+                self.entries = found
         return self.entries
+
+
+def _read_entries(path: str) -> dict[tuple, tuple] | None:
+    """A stored file's entries, or None when it is absent, unreadable, damaged or written by
+    another Python build or engine: then patterns are compiled as usual, and written anew."""
+    try:
+        with open(path, "rb") as f:
+            stamp, entries = marshal.loads(f.read())
+    except (OSError, TypeError, ValueError, EOFError):
+        return None
+    return entries if stamp == _stamp() and isinstance(entries, dict) else None
 
 
 _store = _Store()
@@ -110,22 +117,10 @@ def save() -> None:
     """Write the entries when this process compiled new ones (atomically: a temporary file,
     then a rename, so a parallel process never reads half a file). Called once the rules and
     tables are loaded (loaders.prepare) and as a command ends (for modules imported later)."""
-    if not _store.added or _store.entries is None or sys.dont_write_bytecode:
+    if not _store.added or _store.entries is None:
         return  # the common case, asked as every batch of files is loaded: nothing new
-    entries, path = _store.entries, _cache_path()
-    if path is None:
-        return
+    entries = _store.entries
     _store.added = 0
     if len(entries) > _MAX_ENTRIES:  # mostly patterns of older builds: keep this run's
         entries = {key: entries[key] for key in _store.used if key in entries}
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(marshal.dumps((_stamp(), entries)))
-        os.replace(tmp, path)
-    except (OSError, ValueError):  # a read-only install: patterns are compiled each time
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    write_copy(_places(), marshal.dumps((_stamp(), entries)))  # none takes it: compiled again

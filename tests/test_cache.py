@@ -286,14 +286,6 @@ def test_a_partly_warm_check_analyzes_only_changed_files(tmp_path, private_cache
     assert capsys.readouterr().out == warm != before  # the edit shows: no stale entry reused
 
 
-def test_cache_dir_can_be_turned_off(monkeypatch):
-    monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")
-    assert cache_mod.cache_dir() is None
-    monkeypatch.delenv("HIPPORT_CACHE_DIR")
-    monkeypatch.setenv("XDG_CACHE_HOME", "/x")
-    assert cache_mod.cache_dir() == Path("/x/hipport")
-
-
 @pytest.mark.parametrize("name", ["parse/_scan.c", "parse/_scan.cpython-311-x86_64-linux-gnu.so"])
 def test_a_changed_c_scanner_invalidates_the_cache(tmp_path, monkeypatch, name):
     package = tmp_path / "hipport"

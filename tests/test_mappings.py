@@ -422,15 +422,21 @@ def test_wanted_asks_each_test_once_per_name():
     assert asked == ["cudaThreadSynchronize", "cudaMalloc", "cudaMalloc"]
 
 
+def _parses(monkeypatch) -> list:
+    """The table folders parsed from now on (not read from a compiled copy)."""
+    parsed = []
+    real_parse = mappings._parse_tables
+    monkeypatch.setattr(mappings, "_parse_tables", lambda d: parsed.append(d) or real_parse(d))
+    return parsed
+
+
 def test_parsed_tables_are_kept_compiled_and_renewed_when_a_table_changes(tables, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     load_raw = mappings._load_raw.__wrapped__
     first = load_raw(tables)
     compiled = list((tables / "__pycache__").glob("tables.*.marshal"))
     assert len(compiled) == 1
-    parsed = []
-    real_parse = mappings._parse_tables
-    monkeypatch.setattr(mappings, "_parse_tables", lambda d: parsed.append(d) or real_parse(d))
+    parsed = _parses(monkeypatch)
     again = load_raw(tables)
     assert parsed == [] and again[0] == first[0] and again[2:] == first[2:]
     # a string repeated across rows is one object in the copy (marshal writes it once)
@@ -464,20 +470,47 @@ def test_the_compiled_copy_is_checked_without_reading_the_tables(tables, monkeyp
     st = table.stat()
     os.utime(table, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # touched: parsed again
     monkeypatch.setattr(Path, "read_bytes", real_read)
-    parsed = []
-    real_parse = mappings._parse_tables
-    monkeypatch.setattr(mappings, "_parse_tables", lambda d: parsed.append(d) or real_parse(d))
+    parsed = _parses(monkeypatch)
     assert load_raw(tables)[0] == first[0] and parsed == [tables]
 
 
-def test_no_compiled_tables_where_python_writes_no_bytecode(tables, monkeypatch):
+def test_without_bytecode_the_compiled_tables_are_kept_in_the_cache_folder(tables, tmp_path_factory,
+                                                                           monkeypatch):
+    """PYTHONDONTWRITEBYTECODE (common in container images): nothing beside the tables, but
+    the next process reads the copy kept in the cache folder instead of parsing the TSVs."""
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", str(cache))
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    assert mappings._load_raw.__wrapped__(tables)[1]["cudaMalloc"].hip == "hipMalloc"
+    parsed = _parses(monkeypatch)
+    first = mappings._load_raw.__wrapped__(tables)
+    assert first[1]["cudaMalloc"].hip == "hipMalloc" and parsed == [tables]
     assert not (tables / "__pycache__").exists()
+    assert len(list((cache / "compiled").glob("tables.*.marshal"))) == 1
+    again = mappings._load_raw.__wrapped__(tables)
+    assert parsed == [tables] and again[0] == first[0]
+    digest = mappings.tables_digest(tables)
+    summary = mappings._read_compiled(mappings._compiled_places(tables), digest, summary_only=True)
+    assert summary == {"newest": mappings._newest(first)}
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")  # no cache folder either: parsed every time
+    mappings._load_raw.__wrapped__(tables)
+    assert parsed == [tables, tables]
+
+
+def test_a_read_only_install_keeps_the_compiled_tables_in_the_cache_folder(tables, tmp_path_factory,
+                                                                           monkeypatch):
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", str(cache))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    (tables / "__pycache__").write_text("a file where the folder would go\n")
+    parsed = _parses(monkeypatch)
+    mappings._load_raw.__wrapped__(tables)
+    mappings._load_raw.__wrapped__(tables)
+    assert parsed == [tables] and len(list((cache / "compiled").glob("tables.*.marshal"))) == 1
 
 
 def test_tables_load_where_no_compiled_copy_can_be_written(tables, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")
     (tables / "__pycache__").write_text("a file where the folder would go\n")
     assert mappings._load_raw.__wrapped__(tables)[1]["cudaMalloc"].hip == "hipMalloc"
     assert (tables / "__pycache__").read_text() == "a file where the folder would go\n"
@@ -501,12 +534,15 @@ def test_the_compiled_copy_summary_gives_the_newest_version_without_loading_the_
     default target from the compiled copy's summary. A stale or damaged copy has none."""
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     raw = mappings._load_raw.__wrapped__(tables)
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")
+    places = mappings._compiled_places(tables)
     compiled = next((tables / "__pycache__").glob("tables.*.marshal"))
+    assert places.read == (str(compiled),)
     digest = mappings.tables_digest(tables)
-    assert mappings._read_compiled(compiled, digest, summary_only=True) == {"newest": mappings._newest(raw)}
-    assert mappings._read_compiled(compiled, b"another digest", summary_only=True) is None
+    assert mappings._read_compiled(places, digest, summary_only=True) == {"newest": mappings._newest(raw)}
+    assert mappings._read_compiled(places, b"another digest", summary_only=True) is None
     compiled.write_bytes(compiled.read_bytes()[: len(digest) + 2])
-    assert mappings._read_compiled(compiled, digest, summary_only=True) is None
+    assert mappings._read_compiled(places, digest, summary_only=True) is None
 
 
 def test_newest_version_in_a_fresh_process_loads_no_row():

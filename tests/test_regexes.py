@@ -4,10 +4,12 @@ that is damaged, stale or of another Python build is ever used."""
 import marshal
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
 from hipport import regexes
+from hipport.locations import copy_places
 
 pytestmark = pytest.mark.skipif(regexes._sre is None, reason="no _sre engine to build patterns with")
 
@@ -17,12 +19,16 @@ PATTERNS = [(rb"(?P<name>cuda\w+)\s*\(", 0), (r"warp|lane", re.I), (rb"\b(?:a|b)
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    """A fresh store (what a new process starts with) whose file is in tmp_path, written even
-    where this session writes no bytecode."""
-    path = tmp_path / "regexes.marshal"
-    monkeypatch.setattr(regexes, "_cache_path", lambda: path)
+    """A fresh store (what a new process starts with) kept for a package folder in tmp_path,
+    with a cache folder of its own; the path beside the package's bytecode, where it is written
+    even where this session writes no bytecode."""
+    package = tmp_path / "package"
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(regexes, "_places", lambda: copy_places(str(package), "regexes"))
     monkeypatch.setattr(regexes, "_store", regexes._Store())
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = Path(copy_places(str(package), "regexes").write[0])
+    path.parent.mkdir(parents=True)
     return path
 
 
@@ -82,18 +88,42 @@ def test_an_entry_the_engine_refuses_is_compiled_instead(store, monkeypatch):
     assert regexes._store.entries[(rb"abc", 0)] != (0, [999999], 0, {}, ())  # made again, kept
 
 
-def test_nothing_is_written_without_bytecode_or_without_new_patterns(store, monkeypatch):
+def test_nothing_is_written_without_new_patterns(store, monkeypatch):
     regexes.compile(rb"x+y")
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # PYTHONDONTWRITEBYTECODE
-    regexes.save()
-    assert not store.exists()
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     regexes.save()
     written = store.stat().st_mtime_ns
     _fresh_process(monkeypatch)
     regexes.compile(rb"x+y")  # found: nothing new to write
     regexes.save()
     assert store.stat().st_mtime_ns == written
+
+
+def test_without_bytecode_the_patterns_are_kept_in_the_cache_folder(store, tmp_path, monkeypatch):
+    """PYTHONDONTWRITEBYTECODE (common in container images): nothing beside the bytecode, but
+    the next process still builds its patterns from stored code, without parsing them."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    regexes.compile(rb"x+y")
+    regexes.save()
+    assert not store.exists()
+    kept = list((tmp_path / "cache" / "compiled").glob("regexes.*.marshal"))
+    assert len(kept) == 1
+    _fresh_process(monkeypatch)
+    monkeypatch.setattr(regexes._parser, "parse", lambda *_: pytest.fail("parsed again"))
+    assert regexes.compile(rb"x+y") == re.compile(rb"x+y")
+    written = kept[0].stat().st_mtime_ns
+    regexes.save()
+    assert kept[0].stat().st_mtime_ns == written and not store.exists()
+
+
+def test_a_read_only_install_keeps_the_patterns_in_the_cache_folder(store, tmp_path, monkeypatch):
+    store.parent.rmdir()
+    store.parent.write_text("a file where the __pycache__ folder would go\n")
+    regexes.compile(rb"x+y")
+    regexes.save()
+    assert len(list((tmp_path / "cache" / "compiled").glob("regexes.*.marshal"))) == 1
+    _fresh_process(monkeypatch)
+    monkeypatch.setattr(regexes._parser, "parse", lambda *_: pytest.fail("parsed again"))
+    assert regexes.compile(rb"x+y") == re.compile(rb"x+y")
 
 
 def test_a_store_past_its_bound_keeps_what_this_process_used(store, monkeypatch):
@@ -118,6 +148,6 @@ def test_saving_with_nothing_new_asks_nothing_of_the_file_system(store, monkeypa
     regexes.save()
     _fresh_process(monkeypatch)
     regexes.compile(rb"x+y")  # found in the file
-    monkeypatch.setattr(regexes, "_cache_path", lambda: pytest.fail("looked for the stored file"))
+    monkeypatch.setattr(regexes, "_places", lambda: pytest.fail("looked for the stored file"))
     for _ in range(3):
         regexes.save()

@@ -1,0 +1,88 @@
+"""Where hipport keeps what it writes for later runs: its cache folder, and the compiled copies
+of the mapping tables and the rules' patterns.
+
+A compiled copy lives beside hipport's bytecode (in `__pycache__`), as Python keeps its own, so
+it goes with the install and needs no cache folder. Where that folder takes no file (Python
+told to write no bytecode, as container images often are with PYTHONDONTWRITEBYTECODE, or an
+install the user cannot write to), the copy goes in hipport's cache folder instead: without
+one, every run parses the tables and compiles the patterns again, which doubles the time of a
+pre-commit `check` of one file. Light imports only: every run imports this.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, NamedTuple, TypeVar
+
+from hipport.hashing import blake2b
+
+T = TypeVar("T")
+
+_OFF = ("", "0", "off", "no", "false")
+
+
+def cache_dir() -> Path | None:
+    """$HIPPORT_CACHE_DIR (None when it says off), else $XDG_CACHE_HOME/hipport, else
+    ~/.cache/hipport."""
+    env = os.environ.get("HIPPORT_CACHE_DIR")
+    if env is not None:
+        return None if env.lower() in _OFF else Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "hipport"
+
+
+class Places(NamedTuple):
+    """Where a compiled copy may be read, and where it may be written, in order."""
+    read: tuple[str, ...]
+    write: tuple[str, ...]
+
+
+def copy_places(folder: str, name: str) -> Places:
+    """Where the compiled copy `name` of what lies in `folder` is kept: beside the bytecode,
+    then in the cache folder (named for `folder` too, so that two installs keep two copies).
+    Where Python writes no bytecode, the cache folder is read first and is the only place
+    written. None at all on a Python that keeps no bytecode."""
+    tag = sys.implementation.cache_tag
+    if tag is None:
+        return Places((), ())
+    beside = os.path.join(folder, "__pycache__", f"{name}.{tag}.marshal")
+    cache = cache_dir()
+    if cache is None:
+        cached = ()
+    else:
+        key = blake2b(os.fsencode(os.path.realpath(folder)), digest_size=6).hexdigest()
+        cached = (os.path.join(cache, "compiled", f"{name}.{tag}.{key}.marshal"),)
+    if sys.dont_write_bytecode:
+        return Places((*cached, beside), cached)
+    return Places((beside, *cached), (beside, *cached))
+
+
+def read_copy(places: Places, read: Callable[[str], T | None]) -> T | None:
+    """The first copy that `read` takes (it returns None for an absent, stale or damaged one)."""
+    for place in places.read:
+        found = read(place)
+        if found is not None:
+            return found
+    return None
+
+
+def write_copy(places: Places, data: bytes) -> bool:
+    """Write `data` to the first place that takes it, atomically (a temporary file, then a
+    rename: a parallel process never reads half a copy). False when none did (a read-only
+    install and no cache folder): the next run builds it again."""
+    for place in places.write:
+        tmp = f"{place}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(place), exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, place)
+            return True
+        except (OSError, ValueError):  # read-only, or a file where a folder would go
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return False

@@ -1,0 +1,62 @@
+"""hipport.locations: where the cache folder is, and where compiled copies are read and written."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from hipport.locations import cache_dir, copy_places, read_copy, write_copy
+
+TAG = sys.implementation.cache_tag
+
+
+def test_cache_dir_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")
+    assert cache_dir() is None
+    monkeypatch.delenv("HIPPORT_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/x")
+    assert cache_dir() == Path("/x/hipport")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    return tmp_path / "cache"
+
+
+def test_a_copy_goes_beside_the_bytecode_first_then_to_the_cache_folder(tmp_path, cache, monkeypatch):
+    places = copy_places(str(tmp_path / "pkg"), "tables")
+    beside = str(tmp_path / "pkg" / "__pycache__" / f"tables.{TAG}.marshal")
+    assert places.read == places.write and places.read[0] == beside
+    assert len(places.read) == 2 and places.read[1].startswith(str(cache / "compiled" / f"tables.{TAG}."))
+    # another install's copy has a name of its own in the shared cache folder
+    assert copy_places(str(tmp_path / "other"), "tables").read[1] != places.read[1]
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # the cache folder only is written
+    assert copy_places(str(tmp_path / "pkg"), "tables") == ((places.read[1], beside), (places.read[1],))
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")  # and without it, nothing is
+    assert copy_places(str(tmp_path / "pkg"), "tables") == ((beside,), ())
+
+
+def test_writing_falls_back_to_the_cache_folder_and_reading_takes_the_first_good_copy(tmp_path, cache,
+                                                                                      monkeypatch):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__pycache__").write_text("a file where the folder would go\n")
+    places = copy_places(str(tmp_path / "pkg"), "tables")
+    assert write_copy(places, b"good")
+    assert Path(places.write[1]).read_bytes() == b"good"
+    assert not [p for p in (cache / "compiled").iterdir() if p.name.endswith(".tmp")]
+
+    def read(place):
+        try:
+            data = Path(place).read_bytes()
+        except OSError:
+            return None
+        return data if data == b"good" else None  # a stale copy reads as None
+
+    assert read_copy(places, read) == b"good"
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "compiled").write_text("a file where the folder would go\n")
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", str(blocked))
+    assert not write_copy(copy_places(str(tmp_path / "pkg"), "tables"), b"newer")  # built again next time
