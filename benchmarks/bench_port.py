@@ -18,7 +18,10 @@ single process of that run (the tool or one of its worker processes), not a sum.
 Tools:
   hipport -j 1, hipport -j N   always (`hipport` next to this Python, else `python -m hipport`)
   hipport-check -j 1           `hipport check CORPUS --exit-zero`: the analysis alone, no
-                               output tree (what pre-commit runs)
+                               output tree
+  hipport-check-file           `hipport check FILE --exit-zero` of the corpus's `.cu` file
+                               nearest 200 lines, as pre-commit runs it on a changed file
+                               (interpreter start and table loading included)
   torch-hipify                 when `torch` is importable here: torch.utils.hipify's
                                hipify() with is_pytorch_extension=True (copies the tree,
                                then rewrites; timing includes importing torch)
@@ -47,6 +50,7 @@ from typing import Callable
 # Suffixes the hipify-perl run hands to the script (it takes files, not folders).
 HIPIFY_PERL_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl"}
 HIPIFY_PERL_BATCH = 500  # files per hipify-perl process; keeps argv well under ARG_MAX
+CHECK_FILE_LINES = 200  # issue 7: `check` of one file of about this many lines, under 0.3 s
 
 # Runs in a fresh interpreter for every measured run, so RUSAGE_CHILDREN sees that
 # run's processes only. Reads a JSON spec on stdin (a tree's file list is too long for an
@@ -106,6 +110,8 @@ class Tool:
     plan: Callable[[str, str], tuple[list[str] | None, list[list[str]]]] = field(repr=False)
     # a warm run repeats the command on the cold run's output folder (False: a fresh copy)
     same_out: bool = True
+    # what it runs on when not the whole corpus (files/s and MB/s count this instead)
+    corpus: Corpus | None = None
 
 
 def scan(corpus: Path) -> Corpus:
@@ -117,6 +123,27 @@ def scan(corpus: Path) -> Corpus:
                 files += 1
                 total += os.path.getsize(path)
     return Corpus(str(corpus), files, total)
+
+
+def check_file(corpus: Corpus) -> Corpus | None:
+    """The corpus's `.cu` file whose line count is nearest CHECK_FILE_LINES (the first by path
+    among equals), as a corpus of one; None when it has no readable `.cu` file."""
+    best = None
+    for dirpath, dirs, names in os.walk(corpus.path):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(dirpath, name)
+            if not name.endswith(".cu") or os.path.islink(path):
+                continue
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            rank = abs(data.count(b"\n") - CHECK_FILE_LINES)
+            if best is None or rank < best[0]:
+                best = (rank, path, len(data))
+    return None if best is None else Corpus(best[1], 1, best[2])
 
 
 def hipport_argv() -> list[str] | None:
@@ -144,7 +171,7 @@ def hipify_perl_argv(script: str) -> list[str]:
     return [script] if os.access(script, os.X_OK) else ["perl", script]
 
 
-def make_tools(jobs: int, only: set[str] | None) -> list[Tool]:
+def make_tools(jobs: int, only: set[str] | None, corpus: Corpus) -> list[Tool]:
     tools = []
     base = hipport_argv()
     if base is None:
@@ -157,6 +184,10 @@ def make_tools(jobs: int, only: set[str] | None) -> list[Tool]:
                 None, [[*base, "port", src, "-o", out, "-j", str(j)]])))
         tools.append(Tool("hipport-check", 1, lambda src, out: (
             None, [[*base, "check", src, "--exit-zero", "-j", "1"]])))
+        one = check_file(corpus)
+        if one is not None:
+            tools.append(Tool("hipport-check-file", 1, lambda src, out: (
+                None, [[*base, "check", src, "--exit-zero"]]), corpus=one))
     if torch_available():
         tools.append(
             Tool("torch-hipify", 1, lambda src, out: (None, [[sys.executable, "-c", _TORCH_HIPIFY, src, out]]))
@@ -196,6 +227,9 @@ def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> R
     env = dict(os.environ)
     # Per-user caches go under `cache` too: empty for the cold run, reused by warm runs.
     env["XDG_CACHE_HOME"] = str(cache / "xdg")
+    # As a user's install runs: with the bytecode Python writes, and hipport with its tables
+    # and patterns kept compiled beside it (from the warm-up run), whatever this shell says.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     spec = {"copy": copy, "commands": commands, "cwd": str(cwd)}
     proc = subprocess.run(
         [sys.executable, "-c", _WRAPPER], env=env, cwd=cache,
@@ -246,28 +280,34 @@ def table(corpus: Corpus, runs: list[Run]) -> str:
 def ratios(runs: list[Run]) -> dict[str, float]:
     """What issue 7's targets compare, from the successful runs of each tool: hipport `-j 1`
     cold against torch-hipify and hipify-perl cold, against the `-j N` cold run, and against
-    its own first warm run. Where a tool ran cold more than once (--cold), its median counts."""
+    its own first warm run; the cold `check` of one file; the largest peak RSS of any hipport
+    run. Where a tool ran cold more than once (--cold), its median counts."""
     walls: dict[tuple[str, int, str], list[float]] = {}
     for r in runs:
         if not r.rc:
             walls.setdefault((r.tool, r.jobs, r.phase), []).append(r.wall_s)
     first = {key: statistics.median(w) if key[2] == "cold" else w[0] for key, w in walls.items()}
-    cold = first.get(("hipport", 1, "cold"))
-    if not cold:
-        return {}
     out = {}
-    torch = next((w for (tool, _, phase), w in first.items() if tool == "torch-hipify" and phase == "cold"), None)
-    if torch:
-        out["hipport / torch-hipify (target <= 0.33)"] = round(cold / torch, 2)
-    perl = first.get(("hipify-perl", 1, "cold"))
-    if perl:
-        out["hipify-perl / hipport (target >= 20)"] = round(perl / cold, 1)
-    for (tool, jobs, phase), wall in sorted(first.items()):
-        if tool == "hipport" and phase == "cold" and jobs > 1 and wall:
-            out[f"-j 1 / -j {jobs} (target >= 1.7 for -j 2)"] = round(cold / wall, 2)
-    warm = first.get(("hipport", 1, "warm"))
-    if warm:
-        out["cold / warm (target >= 10)"] = round(cold / warm, 1)
+    cold = first.get(("hipport", 1, "cold"))
+    if cold:
+        torch = first.get(("torch-hipify", 1, "cold"))
+        if torch:
+            out["hipport / torch-hipify (target <= 0.33)"] = round(cold / torch, 2)
+        perl = first.get(("hipify-perl", 1, "cold"))
+        if perl:
+            out["hipify-perl / hipport (target >= 20)"] = round(perl / cold, 1)
+        for (tool, jobs, phase), wall in sorted(first.items()):
+            if tool == "hipport" and phase == "cold" and jobs > 1 and wall:
+                out[f"-j 1 / -j {jobs} (target >= 1.7 for -j 2)"] = round(cold / wall, 2)
+        warm = first.get(("hipport", 1, "warm"))
+        if warm:
+            out["cold / warm (target >= 10)"] = round(cold / warm, 1)
+    one = first.get(("hipport-check-file", 1, "cold"))
+    if one:
+        out["check of one file, s (target < 0.3)"] = round(one, 3)
+    rss = [r.peak_rss_mb for r in runs if not r.rc and r.tool.startswith("hipport")]
+    if rss:
+        out["peak RSS of a hipport process, MB (target < 250)"] = max(rss)
     return out
 
 
@@ -281,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", type=int, default=1,
                         help="cold runs of each tool; the ratios take their median (default 1)")
     parser.add_argument("--warm", type=int, default=1, help="warm runs after the cold ones (default 1)")
-    parser.add_argument("--tools", help="comma-separated subset: hipport,hipport-check,torch-hipify,hipify-perl")
+    parser.add_argument("--tools", help="comma-separated subset: hipport,hipport-check,hipport-check-file,"
+                                        "torch-hipify,hipify-perl")
     parser.add_argument("--json", metavar="FILE", nargs="?", const="-",
                         help="write results as JSON to FILE ('-' or no value: stdout, instead of the table)")
     parser.add_argument("--scratch", type=Path, help="folder for outputs and caches (default: a temp dir)")
@@ -293,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     corpus = scan(args.corpus.resolve())
     only = set(args.tools.split(",")) if args.tools else None
-    tools = make_tools(max(1, args.jobs), only)
+    tools = make_tools(max(1, args.jobs), only, corpus)
     if not tools:
         print("bench_port: no tool selected", file=sys.stderr)
         return 2
@@ -305,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         for phase, tool in schedule(tools, args.warmup, max(1, args.cold), args.warm):
             cache = scratch_root / f"cache-{tool.name}-j{tool.jobs}"
             out = scratch_root / f"out-{tool.name}-j{tool.jobs}"
-            run = measure(tool, phase, corpus, out, cache)
+            run = measure(tool, phase, tool.corpus or corpus, out, cache)
             if phase != "warmup" or run.rc:  # a failed warm-up is shown, and fails the run
                 runs.append(run)
             if args.json != "-":
@@ -324,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
                     "cpus": os.cpu_count()},
         "corpus": asdict(corpus),
+        "check_file": next((asdict(t.corpus) for t in tools if t.corpus is not None), None),
         "runs": [asdict(r) for r in runs],
         "ratios": ratios(runs),
     }
@@ -331,8 +373,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(table(corpus, runs))
+        if result["check_file"]:
+            print(f"\nhipport-check-file checks {result['check_file']['path']} ({result['check_file']['bytes']} bytes)")
         if result["ratios"]:
-            print("\nratios (issue 7's targets):")
+            print("\nissue 7's targets, from this invocation:")
             for name, value in result["ratios"].items():
                 print(f"  {name}: {value}")
         if args.json:

@@ -28,6 +28,7 @@ def test_ratios_compare_the_first_cold_and_warm_runs():
         "hipport / torch-hipify (target <= 0.33)": 0.3,
         "-j 1 / -j 2 (target >= 1.7 for -j 2)": 1.6,
         "cold / warm (target >= 10)": 12.0,
+        "peak RSS of a hipport process, MB (target < 250)": 50.0,
     }
     assert bench.ratios([run("torch-hipify", 1, "cold", 4.0)]) == {}  # no hipport run to compare
 
@@ -35,12 +36,30 @@ def test_ratios_compare_the_first_cold_and_warm_runs():
 def test_ratios_take_the_median_of_several_cold_runs():
     bench = _bench()
 
-    def run(tool, phase, wall, rc=0):
-        return bench.Run(tool, 1, phase, wall, 50.0, 1.0, 1.0, rc)
+    def run(tool, phase, wall, rc=0, rss=50.0):
+        return bench.Run(tool, 1, phase, wall, rss, 1.0, 1.0, rc)
 
-    runs = [run("hipport", "cold", 1.4), run("hipport", "cold", 1.0), run("hipport", "cold", 1.1),
-            run("hipport", "warm", 0.1), run("hipify-perl", "cold", 22.0), run("hipify-perl", "cold", 99.0, rc=1)]
-    assert bench.ratios(runs) == {"hipify-perl / hipport (target >= 20)": 20.0, "cold / warm (target >= 10)": 11.0}
+    runs = [run("hipport", "cold", 1.4), run("hipport", "cold", 1.0), run("hipport", "cold", 1.1, rss=61.0),
+            run("hipport", "warm", 0.1), run("hipify-perl", "cold", 22.0), run("hipify-perl", "cold", 99.0, rc=1),
+            run("hipport-check-file", "cold", 0.2), run("hipport-check-file", "cold", 0.09),
+            run("hipport-check-file", "cold", 0.11), run("hipport-check-file", "warm", 0.05)]
+    assert bench.ratios(runs) == {"hipify-perl / hipport (target >= 20)": 20.0, "cold / warm (target >= 10)": 11.0,
+                                  "check of one file, s (target < 0.3)": 0.11,
+                                  "peak RSS of a hipport process, MB (target < 250)": 61.0}
+
+
+def test_the_one_file_check_takes_the_cu_file_nearest_200_lines(tmp_path):
+    bench = _bench()
+    for rel, lines in [("a/far.cu", 20), ("a/near.cu", 190), ("b/nearest.cuh", 200), ("b/tie.cu", 210),
+                       ("c/long.cu", 900)]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("__global__ void k() {}\n" * lines)
+    one = bench.check_file(bench.scan(tmp_path))
+    assert one == bench.Corpus(str(tmp_path / "a" / "near.cu"), 1, 190 * 23)  # a .cu file; the first of equals
+    tool = next(t for t in bench.make_tools(2, {"hipport-check-file"}, bench.scan(tmp_path)))
+    assert tool.corpus == one and tool.plan(one.path, "unused")[1][0][-3:] == ["check", one.path, "--exit-zero"]
+    (tmp_path / "empty").mkdir()
+    assert bench.check_file(bench.scan(tmp_path / "empty")) is None
 
 
 def test_warm_up_runs_are_left_out_and_each_cold_run_starts_empty(tmp_path):
@@ -74,3 +93,16 @@ def test_cold_runs_go_round_robin_and_warm_runs_follow_their_tool():
     # a slow spell of the host then falls on both tools' cold runs, not on one tool's series
     assert order == [("warmup", "a"), ("warmup", "b"), ("cold", "a"), ("cold", "b"),
                      ("cold", "a"), ("cold", "b"), ("warm", "a"), ("warm", "b")]
+
+
+def test_tools_run_as_an_install_does_with_bytecode_written(tmp_path, monkeypatch):
+    """This sandbox's shell sets PYTHONDONTWRITEBYTECODE; a user's install keeps its bytecode
+    (and hipport its compiled tables beside it), so the measured runs do not inherit it."""
+    bench = _bench()
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    (tmp_path / "src").mkdir()
+    corpus = bench.scan(tmp_path / "src")
+    probe = bench.Tool("probe", 1, lambda src, out: (None, [[
+        sys.executable, "-c", "import sys; print(sys.dont_write_bytecode, file=sys.stderr); sys.exit(3)"]]))
+    run = bench.measure(probe, "cold", corpus, tmp_path / "out", tmp_path / "cache")
+    assert run.rc == 3 and run.error.strip() == "False"
