@@ -69,20 +69,15 @@ def read_copy(places: Places, read: Callable[[str], T | None]) -> T | None:
 
 
 def write_copy(places: Places, data: bytes) -> bool:
-    """Write `data` to the first place that takes it, atomically (a temporary file, then a
-    rename: a parallel process never reads half a copy). False when none did (a read-only
-    install and no cache folder): the next run builds it again."""
+    """Write `data` to the first place that takes it (emit.write_atomic: a parallel process
+    never reads half a copy). False when none did (a read-only install and no cache folder):
+    the next run builds it again."""
+    from hipport.emit import write_atomic  # noqa: PLC0415 - only a run that builds a copy writes
+
     for place in places.write:
-        tmp = f"{place}.{os.getpid()}.tmp"
         try:
-            os.makedirs(os.path.dirname(place), exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, place)
+            write_atomic(Path(place), data)
             return True
         except (OSError, ValueError):  # read-only, or a file where a folder would go
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            continue
     return False

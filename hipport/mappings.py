@@ -399,10 +399,10 @@ def _compiled_places(directory: Any) -> Places:
 
 def _read_compiled(places: Places, digest: bytes, summary_only: bool = False) -> Any:
     """The compiled copy's rows (or its summary), or None when none is there, fresh and whole."""
-    return read_copy(places, lambda place: _read_copy(place, digest, summary_only))
+    return read_copy(places, lambda place: _read_compiled_file(place, digest, summary_only))
 
 
-def _read_copy(path: str, digest: bytes, summary_only: bool) -> Any:
+def _read_compiled_file(path: str, digest: bytes, summary_only: bool) -> Any:
     try:
         with open(path, "rb") as f:
             head = f.read(len(digest) + _LENGTH)
