@@ -22,6 +22,9 @@ Tools:
   hipport-check-file           `hipport check FILE --exit-zero` of the corpus's `.cu` file
                                nearest 200 lines, as pre-commit runs it on a changed file
                                (interpreter start and table loading included)
+  ceiling -j 1, ceiling -j N   always: a fixed CPU-bound Python loop cut in 240 pieces, which
+                               1 or N processes share as hipport's share batches; their ratio
+                               is the most `-j N` could gain on this machine at that time
   torch-hipify                 when `torch` is importable here: torch.utils.hipify's
                                hipify() with is_pytorch_extension=True (copies the tree,
                                then rewrites; timing includes importing torch)
@@ -51,6 +54,7 @@ from typing import Callable
 HIPIFY_PERL_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl"}
 HIPIFY_PERL_BATCH = 500  # files per hipify-perl process; keeps argv well under ARG_MAX
 CHECK_FILE_LINES = 200  # issue 7: `check` of one file of about this many lines, under 0.3 s
+CEILING_STEPS, CEILING_PIECES = 12_000_000, 240  # about 1 s of loop on one CPU, 5 ms a piece
 
 # Runs in a fresh interpreter for every measured run, so RUSAGE_CHILDREN sees that
 # run's processes only. Reads a JSON spec on stdin (a tree's file list is too long for an
@@ -79,6 +83,37 @@ import sys
 from torch.utils.hipify.hipify_python import hipify
 hipify(project_directory=sys.argv[1], output_directory=sys.argv[2], includes=["*"],
        show_detailed=False, show_progress=False, is_pytorch_extension=True)
+"""
+
+
+# The machine's own ceiling for `-j N`: a fixed amount of pure-Python work in many small
+# pieces, which N processes (this one and N - 1 forked) take from one pipe as they go, as
+# hipport's processes take batches of files. argv: total loop steps, pieces, processes.
+# On a shared VM the vCPUs are not equally fast at times (one ran a fixed loop 0.5 s, the
+# other 0.75 s in the same second): then no program reaches N times its speed, and this
+# run's ratio shows what the machine allowed in that invocation.
+_CEILING = r"""
+import os, sys
+steps, pieces, procs = map(int, sys.argv[1:4])
+r, w = os.pipe()
+os.write(w, b"x" * pieces)
+os.close(w)
+children = []
+for _ in range(procs - 1):
+    pid = os.fork()
+    if pid == 0:
+        children = None
+        break
+    children.append(pid)
+piece = steps // pieces
+while os.read(r, 1):
+    x = 0
+    for i in range(piece):
+        x += i
+if children is None:
+    os._exit(0)
+for pid in children:
+    os.waitpid(pid, 0)
 """
 
 
@@ -112,6 +147,7 @@ class Tool:
     same_out: bool = True
     # what it runs on when not the whole corpus (files/s and MB/s count this instead)
     corpus: Corpus | None = None
+    warm: bool = True  # whether a warm run means anything (not for a loop that keeps nothing)
 
 
 def scan(corpus: Path) -> Corpus:
@@ -171,6 +207,9 @@ def hipify_perl_argv(script: str) -> list[str]:
     return [script] if os.access(script, os.X_OK) else ["perl", script]
 
 
+NO_FILES = Corpus("(no files: a CPU-bound loop)", 0, 0)
+
+
 def make_tools(jobs: int, only: set[str] | None, corpus: Corpus) -> list[Tool]:
     tools = []
     base = hipport_argv()
@@ -188,6 +227,10 @@ def make_tools(jobs: int, only: set[str] | None, corpus: Corpus) -> list[Tool]:
         if one is not None:
             tools.append(Tool("hipport-check-file", 1, lambda src, out: (
                 None, [[*base, "check", src, "--exit-zero"]]), corpus=one))
+    for j in sorted({1, jobs}):
+        tools.append(Tool("ceiling", j, lambda src, out, j=j: (
+            None, [[sys.executable, "-c", _CEILING, str(CEILING_STEPS), str(CEILING_PIECES), str(j)]]),
+            corpus=NO_FILES, warm=False))
     if torch_available():
         tools.append(
             Tool("torch-hipify", 1, lambda src, out: (None, [[sys.executable, "-c", _TORCH_HIPIFY, src, out]]))
@@ -254,14 +297,15 @@ def schedule(tools: list[Tool], warmup: int, cold: int, warm: int) -> list[tuple
     tool's warm runs, which reuse the folders its last cold run left."""
     return ([("warmup", t) for t in tools for _ in range(warmup)]
             + [("cold", t) for _ in range(cold) for t in tools]
-            + [("warm", t) for t in tools for _ in range(warm)])
+            + [("warm", t) for t in tools if t.warm for _ in range(warm)])
 
 
 def table(corpus: Corpus, runs: list[Run]) -> str:
     head = ("tool", "-j", "run", "wall s", "files/s", "MB/s", "peak RSS MB", "exit")
     rows = [head] + [
         (r.tool, str(r.jobs), r.phase, f"{r.wall_s:.2f}",
-         f"{r.files_per_s:.0f}" if not r.rc else "-", f"{r.mb_per_s:.2f}" if not r.rc else "-",
+         f"{r.files_per_s:.0f}" if not r.rc and r.files_per_s else "-",
+         f"{r.mb_per_s:.2f}" if not r.rc and r.mb_per_s else "-",
          f"{r.peak_rss_mb:.0f}", str(r.rc))
         for r in runs
     ]
@@ -281,7 +325,8 @@ def ratios(runs: list[Run]) -> dict[str, float]:
     """What issue 7's targets compare, from the successful runs of each tool: hipport `-j 1`
     cold against torch-hipify and hipify-perl cold, against the `-j N` cold run, and against
     its own first warm run; the cold `check` of one file; the largest peak RSS of any hipport
-    run. Where a tool ran cold more than once (--cold), its median counts."""
+    run; beside the `-j` ratio, the ceiling loop's (what the machine allowed). Where a tool ran
+    cold more than once (--cold), its median counts."""
     walls: dict[tuple[str, int, str], list[float]] = {}
     for r in runs:
         if not r.rc:
@@ -299,6 +344,11 @@ def ratios(runs: list[Run]) -> dict[str, float]:
         for (tool, jobs, phase), wall in sorted(first.items()):
             if tool == "hipport" and phase == "cold" and jobs > 1 and wall:
                 out[f"-j 1 / -j {jobs} (target >= 1.7 for -j 2)"] = round(cold / wall, 2)
+                alone = first.get(("ceiling", 1, "cold"))
+                spread = first.get(("ceiling", jobs, "cold"))
+                if alone and spread:
+                    name = f"-j 1 / -j {jobs} of a CPU-bound loop (the most this machine allowed)"
+                    out[name] = round(alone / spread, 2)
         warm = first.get(("hipport", 1, "warm"))
         if warm:
             out["cold / warm (target >= 10)"] = round(cold / warm, 1)
@@ -322,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="cold runs of each tool; the ratios take their median (default 1)")
     parser.add_argument("--warm", type=int, default=1, help="warm runs after the cold ones (default 1)")
     parser.add_argument("--tools", help="comma-separated subset: hipport,hipport-check,hipport-check-file,"
-                                        "torch-hipify,hipify-perl")
+                                        "ceiling,torch-hipify,hipify-perl")
     parser.add_argument("--json", metavar="FILE", nargs="?", const="-",
                         help="write results as JSON to FILE ('-' or no value: stdout, instead of the table)")
     parser.add_argument("--scratch", type=Path, help="folder for outputs and caches (default: a temp dir)")

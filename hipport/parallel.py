@@ -1,5 +1,5 @@
-"""Run a function over many jobs: in this process for a few, in forked worker processes
-(hipport.pool) for many."""
+"""Run a function over many jobs: in this process for a few; for many, in this process and
+forked worker processes (hipport.pool)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,22 @@ if TYPE_CHECKING:
     from hipport.pool import Pool
 
 SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
+SMALLEST = 4  # jobs in the last tasks of a pooled run
+
+
+def bounds(count: int, workers: int, largest: int) -> list[tuple[int, int]]:
+    """(start, stop) of each task when `count` jobs go to `workers` processes: at most
+    `largest` jobs and an eighth of a process's share, then smaller and smaller toward the end
+    (a quarter of what is left over the processes, down to SMALLEST), so that the processes
+    finish together: with equal tasks, one process ran up to a whole task after the others
+    were done, and the last files are not the cheapest."""
+    first = max(1, min(largest, count // (workers * 8)))
+    spans, start = [], 0
+    while start < count:
+        stop = min(count, start + max(SMALLEST, min(first, (count - start) // (workers * 4))))
+        spans.append((start, stop))
+        start = stop
+    return spans
 
 
 def pooled(workers: int, jobs: int) -> bool:
@@ -28,16 +44,17 @@ def _warm(settings: Settings) -> None:
 
 
 def pool(workers: int, settings: Settings) -> Pool | None:
-    """Worker processes, forked now; each loads the tables, the lexer and the rules itself
-    (all at once, while the caller goes on: loading them before the fork made every worker
-    wait for it). None when the OS refuses to fork (a container's process limit): the caller
-    runs the jobs itself. An SQLite connection must not cross a fork, even unused, so this
-    process's are closed first (the next query opens them again)."""
+    """`workers` processes: this one, which runs tasks while it waits for results
+    (Pool.result), and `workers - 1` forked now. Each loads the tables, the lexer and the
+    rules itself (at the same time: loading them before the fork made every worker wait for
+    it). None when the OS refuses to fork (a container's process limit): the caller runs the
+    jobs itself. An SQLite connection must not cross a fork, even unused, so this process's
+    are closed first (the next query opens them again)."""
     from hipport.pool import Pool  # here: a run without workers needs no pickle or threads
 
     close_stores()
     try:
-        return Pool(workers, _warm, (settings,))
+        return Pool(workers - 1, _warm, (settings,))
     except OSError:
         return None
 
@@ -53,13 +70,12 @@ def run(func: Callable, jobs: Sequence, workers: int,
             if on_done:
                 on_done()
         return
-    chunk = max(1, min(64, len(jobs) // (workers * 8)))
     started = pool(workers, jobs[0].settings)
     if started is None:
         yield from run(func, jobs, 1, on_done)
         return
     with started:
-        for result in started.map(func, jobs, chunksize=chunk):
+        for result in started.map(func, jobs, bounds(len(jobs), workers, 64)):
             yield result
             if on_done:
                 on_done()

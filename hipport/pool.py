@@ -1,9 +1,12 @@
-"""A small process pool: forked workers fed over pipes.
+"""A small process pool: forked workers fed over pipes, and the calling process as one more.
 
 concurrent.futures' process pool costs 20 ms to import and start (multiprocessing, logging,
 sockets, queues), a sixth of a `-j 2` port's serial start on a tree of 700 files. Here each
 worker is a forked child fed over two pipes, and a thread in this process per worker hands it
-one task at a time and takes back its result.
+one task at a time and takes back its result. A caller that waits for a result runs queued
+tasks itself meanwhile (Pool.result, Pool.map): `-j N` forks N - 1 workers, and no process
+sits idle while N cores port (an idle coordinator made every worker a third process on two
+cores, and each worker loads the tables again).
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ import pickle
 import signal
 import sys
 import threading
-from queue import SimpleQueue
-from typing import Any, Callable, Iterator, Sequence
+from queue import Empty, SimpleQueue
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from hipport.errors import HipportError
 
 _HEADER = 8  # bytes of a message's length, before the pickled message
+_SWITCH_INTERVAL = 0.0005  # seconds a thread waits for the GIL before it asks for it
 
 
 class WorkerDied(HipportError):
@@ -59,6 +63,9 @@ class Pool:
     def __init__(self, workers: int, initializer: Callable | None = None, initargs: tuple = ()) -> None:
         self._tasks: SimpleQueue = SimpleQueue()  # (future, func, arg), or None: stop
         self._children: list[tuple[int, int, int]] = []  # (pid, task pipe, result pipe)
+        self._initializer: Callable | None = initializer  # run here before this process's first task
+        self._initargs = initargs
+        self._broken: Exception | None = None  # the initializer's error, here
         for stream in (sys.stdout, sys.stderr):  # else a child holds a copy of what is buffered
             try:
                 stream.flush()
@@ -78,6 +85,10 @@ class Pool:
                          for child in self._children]
         for t in self._threads:
             t.start()
+        # A feeder thread that has a worker's answer waits for the GIL while this process runs
+        # a task, and its worker for the next task meanwhile: by default up to 5 ms a task.
+        self._interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._interval, _SWITCH_INTERVAL))
 
     def _fork(self, initializer: Callable | None, initargs: tuple) -> None:
         to_child, from_parent = _pipe()
@@ -95,11 +106,51 @@ class Pool:
         self._tasks.put((future, func, arg))
         return future
 
-    def map(self, func: Callable, jobs: Sequence, chunksize: int = 1) -> Iterator:
-        """`func(job)` for every job, in job order; `chunksize` jobs per task."""
-        futures = [self.submit(_each, (func, jobs[i:i + chunksize])) for i in range(0, len(jobs), chunksize)]
+    def map(self, func: Callable, jobs: Sequence, bounds: Iterable[tuple[int, int]] | None = None) -> Iterator:
+        """`func(job)` for every job, in job order; a task per (start, stop) of `bounds`, which
+        cover the jobs in order (default: a task per job). This process runs queued tasks while
+        it waits (see result)."""
+        if bounds is None:
+            bounds = ((i, i + 1) for i in range(len(jobs)))
+        futures = [self.submit(_each, (func, jobs[start:stop])) for start, stop in bounds]
         for future in futures:
-            yield from future.result()
+            yield from self.result(future)
+
+    def result(self, future: Future) -> Any:
+        """The future's result; until it is there, this process runs the oldest queued tasks
+        itself, as one more worker."""
+        while not future.done() and self.run_one():
+            pass
+        return future.result()
+
+    def run_one(self) -> bool:
+        """Run the oldest queued task in this process (the initializer first, the first time);
+        False when no task is queued."""
+        try:
+            item = self._tasks.get(block=False)
+        except Empty:
+            return False
+        if item is None:  # shutting down: the stop is a feeder thread's
+            self._tasks.put(None)
+            return False
+        future, func, arg = item
+        if self._initializer is not None:
+            initializer, self._initializer = self._initializer, None
+            try:
+                initializer(*self._initargs)
+            except Exception as exc:  # noqa: BLE001 - every task here fails with it, as in a worker
+                self._broken = exc
+        try:
+            if self._broken is not None:
+                raise self._broken
+            value = func(arg)
+        except BaseException as exc:
+            future._settle(error=exc)
+            if not isinstance(exc, Exception):
+                raise  # Ctrl-C stops this process's run, as without a pool
+        else:
+            future._settle(value)
+        return True
 
     def shutdown(self, cancel_futures: bool = False) -> None:
         """Stop the workers after the tasks they run (and, unless cancelled, those queued)."""
@@ -114,6 +165,7 @@ class Pool:
             t.join()  # each closes its worker's pipes: the worker ends
         self._threads = []
         self._wait()
+        sys.setswitchinterval(self._interval)
 
     def _wait(self) -> None:
         for pid, _, _ in self._children:

@@ -1,5 +1,5 @@
 """The port over many files: plan the jobs, serve what the cache holds, port the rest (in
-worker processes for many files), write the outputs, summarize.
+this process and worker processes for many files), write the outputs, summarize.
 
 Results travel as records (results.FileResult.record()): plain values that load from the cache
 without building an object per finding.
@@ -15,7 +15,7 @@ import stat
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple
 
 from hipport import parallel, results
 from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
@@ -26,10 +26,13 @@ from hipport.errors import UsageError
 from hipport.files import InputFile, collect
 from hipport.results import FileResult, output_name
 
+if TYPE_CHECKING:
+    from hipport.pool import Pool
+
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
-BATCH = 64  # files per cache query and per task of a worker
-AHEAD = 4  # batches read ahead of each worker: bounds the bytes held in memory
+BATCH = 64  # files per cache query and per task (fewer when processes share them)
+AHEAD = 4  # batches read ahead per process: bounds the bytes held in memory
 GIVE_UP_AFTER = 2 * BATCH  # files looked up in vain before a run stops looking (cache.Lookups)
 
 
@@ -131,13 +134,14 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
 def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
     workers = workers or os.cpu_count() or 1
     pooled = parallel.pooled(workers, len(jobs))
-    size = max(1, min(BATCH, len(jobs) // (workers * 8))) if pooled else BATCH
+    spans = parallel.bounds(len(jobs), workers, BATCH) if pooled else \
+        [(start, min(len(jobs), start + BATCH)) for start in range(0, len(jobs), BATCH)]
     queue: deque = deque()  # (outcomes, misses, future or None) per batch, in job order
     pool = None
     lookups = Lookups(GIVE_UP_AFTER, _cache(jobs[0]).known_empty if jobs else False)
     try:
-        for start in range(0, len(jobs), size):
-            outcomes, misses = _serve(jobs[start:start + size], lookups)
+        for start, stop in spans:
+            outcomes, misses = _serve(jobs[start:stop], lookups)
             future = None
             if misses and pooled and pool is None:
                 pool = parallel.pool(workers, jobs[0].settings)
@@ -150,18 +154,19 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
             # Hand out the batches that are done, in order; wait for the oldest when this
             # process has read too far ahead of the workers.
             while queue and (len(queue) > AHEAD * workers or queue[0][2] is None or queue[0][2].done()):
-                yield from _done(queue.popleft(), on_done)
+                yield from _done(queue.popleft(), pool, on_done)
         while queue:
-            yield from _done(queue.popleft(), on_done)
+            yield from _done(queue.popleft(), pool, on_done)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
 
 
-def _done(batch: tuple, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
+def _done(batch: tuple, pool: Pool | None, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
     outcomes, misses, future = batch
     if future is not None:
-        _fill(outcomes, misses, future.result())
+        assert pool is not None
+        _fill(outcomes, misses, pool.result(future))  # ports queued batches here meanwhile
     for outcome in outcomes:
         yield outcome
         if on_done:

@@ -1,6 +1,7 @@
 """benchmarks/bench_port.py's ratios: what issue 7's targets compare, from one invocation."""
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -106,3 +107,36 @@ def test_tools_run_as_an_install_does_with_bytecode_written(tmp_path, monkeypatc
         sys.executable, "-c", "import sys; print(sys.dont_write_bytecode, file=sys.stderr); sys.exit(3)"]]))
     run = bench.measure(probe, "cold", corpus, tmp_path / "out", tmp_path / "cache")
     assert run.rc == 3 and run.error.strip() == "False"
+
+
+def test_the_ceiling_loop_is_measured_cold_only_and_reported_beside_the_j_ratio(tmp_path):
+    """A CPU-bound loop shared by 1 and by N processes, as hipport's batches are: its ratio is
+    what the machine allowed `-j N` in that invocation (a VM's vCPUs are not always equally
+    fast). It keeps nothing, so it has no warm run."""
+    bench = _bench()
+    (tmp_path / "a.cu").write_text("int x;\n")
+    tools = bench.make_tools(2, {"ceiling"}, bench.scan(tmp_path))
+    assert [(t.name, t.jobs) for t in tools] == [("ceiling", 1), ("ceiling", 2)]
+    assert [(phase, t.jobs) for phase, t in bench.schedule(tools, warmup=0, cold=1, warm=1)] == \
+        [("cold", 1), ("cold", 2)]
+
+    def run(tool, jobs, wall):
+        return bench.Run(tool, jobs, "cold", wall, 9.0, 0.0, 0.0, 0)
+
+    ratios = bench.ratios([run("hipport", 1, 1.2), run("hipport", 2, 0.8), run("ceiling", 1, 1.0),
+                           run("ceiling", 2, 0.625)])
+    assert ratios["-j 1 / -j 2 (target >= 1.7 for -j 2)"] == 1.5
+    assert ratios["-j 1 / -j 2 of a CPU-bound loop (the most this machine allowed)"] == 1.6
+
+
+def test_the_ceiling_loop_shares_its_pieces_between_processes(tmp_path):
+    """Every piece of the loop runs once, in whichever process takes it first; the forked
+    processes end and are reaped."""
+    bench = _bench()
+    traced = bench._CEILING.replace("    x = 0\n", "    x = 0\n    os.write(1, b'%d ' % os.getpid())\n")
+    assert traced != bench._CEILING
+    done = subprocess.run([sys.executable, "-c", traced, "4000", "40", "3"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    pids = done.stdout.split()
+    assert len(pids) == 40 and len(set(pids)) <= 3

@@ -54,7 +54,9 @@ def _open_fds() -> set[str]:
 
 def test_map_keeps_job_order_over_chunks_and_uses_every_worker():
     with Pool(2) as pool:
-        assert list(pool.map(square, list(range(50)), chunksize=7)) == [x * x for x in range(50)]
+        chunks = [(start, min(50, start + 7)) for start in range(0, 50, 7)]
+        assert list(pool.map(square, list(range(50)), chunks)) == [x * x for x in range(50)]
+        assert list(pool.map(square, [3, 4])) == [9, 16]  # a task per job
         # a worker takes one task at a time: two slow tasks go to two workers
         pids = {f.result() for f in [pool.submit(slow_pid, 0.1) for _ in range(2)]}
     assert len(pids) == 2 and os.getpid() not in pids
@@ -135,25 +137,31 @@ def test_buffered_output_is_written_once():
 
 def test_a_pooled_port_imports_no_multiprocessing(tmp_path):
     """`-j 2` over more files than run in-process: the outputs are the serial run's, and the
-    pool's start costs no import of multiprocessing or concurrent.futures (20 ms), nor any
-    loading in this process before the workers start."""
+    pool's start costs no import of multiprocessing or concurrent.futures (20 ms). `-j 2` is
+    two processes, this one and one forked worker; the fork comes before this process loads
+    the tables and rules (each process loads them at the same time as the other), and this
+    process ports too."""
     from hipport import parallel
 
     src = ROOT / "fixtures" / "port"
     assert sum(1 for p in src.rglob("*") if p.is_file()) >= parallel.SERIAL_BELOW
-    code = ("import sys\nfrom hipport.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(sys.modules), file=sys.stderr)\n")
+    code = ("import os, sys\nfrom hipport.cli import main\nimport hipport.runner as runner\n"
+            "forks, ported, fork, port_reads = [], [], os.fork, runner.port_reads\n"
+            "def counted():\n    forks.append('hipport.rules' in sys.modules)\n    return fork()\n"
+            "def watched(reads):\n    ported.append(os.getpid())\n    return port_reads(reads)\n"
+            "os.fork, runner.port_reads = counted, watched\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print((forks, os.getpid() in ported, sorted(sys.modules)), file=sys.stderr)\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     outputs = {}
     for jobs in ("1", "2"):
         done = subprocess.run([sys.executable, "-c", code, "port", str(src), "-o", str(tmp_path / jobs),
                                "-j", jobs, "--no-cache"], env=env, capture_output=True, text=True, timeout=120)
-        modules = set(eval(done.stderr.strip().splitlines()[-1]))
+        forks, ported_here, modules = eval(done.stderr.strip().splitlines()[-1])
         assert ("hipport.pool" in modules) == (jobs == "2")
-        # with workers, this process neither loads the tables and rules nor imports the porting
-        # code: each worker loads them itself, at the same time as the others
-        assert ("hipport.pipeline" in modules) == ("hipport.rules" in modules) == (jobs == "1")
-        assert not {"multiprocessing", "concurrent.futures"} & modules
+        assert forks == ([False] if jobs == "2" else [])  # one worker, forked before any loading
+        assert ported_here and "hipport.rules" in set(modules)
+        assert not {"multiprocessing", "concurrent.futures"} & set(modules)
         outputs[jobs] = {p.relative_to(tmp_path / jobs): p.read_bytes()
                          for p in (tmp_path / jobs).rglob("*") if p.is_file()}
     assert outputs["1"] == outputs["2"] and outputs["1"]
@@ -227,3 +235,59 @@ def test_a_refused_fork_ports_and_checks_in_this_process(tmp_path, monkeypatch, 
     assert [p.read_bytes() for p in sorted((tmp_path / "serial").rglob("*")) if p.is_file()] == \
         [p.read_bytes() for p in sorted((tmp_path / "refused").rglob("*")) if p.is_file()]
     assert check("2") == serial_check and '"findings"' in serial_check
+
+
+def test_a_waiting_caller_runs_queued_tasks_itself():
+    """The caller is one more worker: while it waits for a result it runs the oldest queued
+    tasks (so `-j 2` forks one worker and no process sits idle); with no worker at all it runs
+    every task."""
+    with Pool(0) as alone:
+        assert not alone.run_one()  # nothing queued
+        assert list(alone.map(pid, list(range(5)))) == [os.getpid()] * 5
+    with Pool(1) as pool:
+        pids = list(pool.map(slow_pid, [0.05] * 8))
+    assert os.getpid() in pids and len(set(pids)) == 2
+
+
+def record_setup(tag):
+    setups.append(tag)
+
+
+def setups_so_far(_):
+    return list(setups)
+
+
+setups: list[str] = []
+
+
+def test_the_caller_runs_the_initializer_before_its_first_task_only():
+    setups.clear()
+    with Pool(0, record_setup, ("loaded",)) as pool:
+        assert [pool.result(pool.submit(setups_so_far, None)) for _ in range(3)] == [["loaded"]] * 3
+    with Pool(0, refuse, ("tables are malformed",)) as pool:
+        for future in [pool.submit(square, n) for n in range(3)]:
+            with pytest.raises(ValueError, match="tables are malformed"):
+                pool.result(future)
+
+
+def test_the_switch_interval_is_short_while_the_pool_runs_and_restored_after():
+    """A feeder thread waits for the GIL while the caller runs a task; by default that wait is
+    5 ms, during which its worker has no task."""
+    before = sys.getswitchinterval()
+    with Pool(1):
+        assert sys.getswitchinterval() < before
+    assert sys.getswitchinterval() == before
+
+
+def test_task_bounds_cover_the_jobs_in_order_and_shrink_toward_the_end():
+    from hipport.parallel import SMALLEST, bounds
+
+    for count, workers, largest in [(941, 2, 64), (10_476, 2, 64), (20, 2, 64), (300, 8, 64), (16, 4, 64)]:
+        spans = bounds(count, workers, largest)
+        assert [s for s, _ in spans] == [0] + [e for _, e in spans[:-1]] and spans[-1][1] == count
+        sizes = [e - s for s, e in spans]
+        assert max(sizes) <= max(largest, SMALLEST) and max(sizes) <= max(1, count // (workers * 8), SMALLEST)
+        assert sizes[:-1] == sorted(sizes[:-1], reverse=True)  # never larger than the task before
+        assert sizes[-1] <= SMALLEST  # the last tasks are the smallest
+    sizes = [e - s for s, e in bounds(941, 2, 64)]
+    assert sizes[0] == 58 and sum(1 for n in sizes if n <= SMALLEST) >= 4
