@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
                     "cpus": os.cpu_count()},
         "corpus": asdict(corpus),
-        "check_file": next((asdict(t.corpus) for t in tools if t.corpus is not None), None),
+        "check_file": next((asdict(t.corpus) for t in tools if t.name == "hipport-check-file" and t.corpus), None),
         "runs": [asdict(r) for r in runs],
         "ratios": ratios(runs),
     }

@@ -16,6 +16,7 @@ import pickle
 import signal
 import sys
 import threading
+from collections import deque
 from queue import Empty, SimpleQueue
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -116,6 +117,10 @@ class Pool:
         for future in futures:
             yield from self.result(future)
 
+    def queued(self) -> int:
+        """Tasks submitted that no process has taken yet."""
+        return self._tasks.qsize()
+
     def result(self, future: Future) -> Any:
         """The future's result; until it is there, this process runs the oldest queued tasks
         itself, as one more worker."""
@@ -179,30 +184,61 @@ class Pool:
         self.shutdown(cancel_futures=exc[0] is not None)
 
     def _feed(self, pid: int, to_child: int, from_child: int) -> None:
-        """One worker's tasks, one at a time, until told to stop; then its pipes close, which
-        ends it. After the worker dies, every task it takes fails."""
-        dead = None
+        """One worker's tasks until told to stop; then its pipes close, which ends it. While
+        many tasks are queued, the worker's next one waits in its pipe as it runs one (if
+        small, see _room): else it waited for this thread, which gets the GIL from a process
+        that is porting only every switch interval or after a long C call, 1-2 ms a task.
+        After the worker dies, every task it has or takes fails."""
+        dead: WorkerDied | None = None
+        sent: deque[Future] = deque()  # the tasks written to the worker, oldest first
+        taken: tuple[Future, bytes] | None = None  # a task too big to wait in the pipe, held
+        stop = False
+        room = _room(to_child)
         with open(to_child, "wb") as out, open(from_child, "rb") as back:
             while True:
-                item = self._tasks.get()
-                if item is None:
-                    return
-                future, func, arg = item
-                if dead is not None:
-                    future._settle(error=dead)
+                while not stop and len(sent) < 2:
+                    if taken is None:
+                        if sent and self._tasks.qsize() <= len(self._children):
+                            break  # few left: each goes to whichever process is free first
+                        try:
+                            item = self._tasks.get(block=not sent)
+                        except Empty:
+                            break
+                        if item is None:
+                            stop = True
+                            break
+                        future, func, arg = item
+                        if dead is not None:
+                            future._settle(error=dead)
+                            continue
+                        try:
+                            taken = future, _dumps((func, arg))
+                        except Exception as exc:  # noqa: BLE001 - the caller's to raise, from result()
+                            future._settle(error=exc)
+                            continue
+                    future, message = taken
+                    if sent and len(message) > room:
+                        break  # written once the worker has answered: see _room
+                    taken = None
+                    try:
+                        _write(out, message)
+                    except OSError as exc:
+                        dead = _died(pid, exc)
+                        future._settle(error=dead)
+                        continue
+                    sent.append(future)
+                if not sent:
+                    if stop:
+                        return
                     continue
+                future = sent.popleft()
                 try:
-                    task = _dumps((func, arg))
-                except Exception as exc:  # noqa: BLE001 - the caller's to raise, from result()
-                    future._settle(error=exc)
-                    continue
-                try:
-                    _write(out, task)
                     answer = _receive(back)
                 except (OSError, EOFError) as exc:
-                    dead = WorkerDied(f"worker process {pid} ended without answering ({exc}): was it killed, "
-                                      "or out of memory? `-j 1` ports in this process")
-                    future._settle(error=dead)
+                    dead = _died(pid, exc)
+                    for lost in (future, *sent):
+                        lost._settle(error=dead)
+                    sent.clear()
                     continue
                 try:
                     ok, value = pickle.loads(answer)
@@ -213,6 +249,24 @@ class Pool:
                     future._settle(value)
                 else:
                     future._settle(error=value)
+
+
+def _died(pid: int, exc: BaseException) -> WorkerDied:
+    return WorkerDied(f"worker process {pid} ended without answering ({exc}): was it killed, "
+                      "or out of memory? `-j 1` ports in this process")
+
+
+def _room(fd: int) -> int:
+    """The largest task that may wait in a worker's pipe while the worker runs another: half
+    the pipe's buffer, so that writing it never blocks once the worker has read its current
+    task (a blocked write here while the worker blocks writing a long answer would hang
+    both). 0 where the buffer's size is unknown: then every task waits for the answer."""
+    try:
+        import fcntl  # noqa: PLC0415 - POSIX only; F_GETPIPE_SZ is Linux's
+
+        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) // 2
+    except (ImportError, AttributeError, OSError):
+        return 0
 
 
 def _pipe() -> tuple[int, int]:

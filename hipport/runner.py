@@ -151,10 +151,14 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
             elif misses:
                 _fill(outcomes, misses, port_reads([r for _, r in misses]))
             queue.append((outcomes, misses, future))
-            # Hand out the batches that are done, in order; wait for the oldest when this
-            # process has read too far ahead of the workers.
-            while queue and (len(queue) > AHEAD * workers or queue[0][2] is None or queue[0][2].done()):
+            while queue and (queue[0][2] is None or queue[0][2].done()):  # in order
                 yield from _done(queue.popleft(), pool, on_done)
+            # Read ahead at most AHEAD batches per process: past that, port the oldest queued
+            # batch here, then read on. (Waiting for the oldest batch instead, porting queued
+            # ones meanwhile, emptied the queue while a worker's long batch ran; that worker
+            # then waited for this process to read the next.)
+            if pool is not None and pool.queued() > AHEAD * workers:
+                pool.run_one()
         while queue:
             yield from _done(queue.popleft(), pool, on_done)
     finally:

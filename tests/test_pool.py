@@ -291,3 +291,27 @@ def test_task_bounds_cover_the_jobs_in_order_and_shrink_toward_the_end():
         assert sizes[-1] <= SMALLEST  # the last tasks are the smallest
     sizes = [e - s for s, e in bounds(941, 2, 64)]
     assert sizes[0] == 58 and sum(1 for n in sizes if n <= SMALLEST) >= 4
+
+
+def stamped_nap(seconds):
+    start = time.monotonic()
+    time.sleep(seconds)
+    return start, time.monotonic()
+
+
+def test_a_worker_has_its_next_task_while_this_process_holds_the_gil():
+    """While many tasks are queued, a worker's next task waits in its pipe as it runs one, so
+    it goes straight on even when the thread that feeds it cannot run: this process is in a
+    long C call (a sort here; in a port, a parse or a long pattern search) that keeps the GIL."""
+    with Pool(1) as pool:
+        pool.submit(square, 2).result()  # the worker is up
+        numbers = [(i * 7919) % 1_000_003 for i in range(1_500_000)]
+        futures = [pool.submit(stamped_nap, 0.03) for _ in range(6)]
+        time.sleep(0.01)  # the worker has taken its first task, and its feeder the second
+        held = time.monotonic()
+        numbers.sort()  # keeps the GIL throughout
+        held = time.monotonic() - held
+        spans = [f.result() for f in futures]
+    assert held > 0.1, "the sort was too quick to tell"
+    (_, first_end), (second_start, _) = spans[0], spans[1]
+    assert second_start - first_end < held / 2
