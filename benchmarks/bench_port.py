@@ -22,9 +22,9 @@ Tools:
   hipport-check-file           `hipport check FILE --exit-zero` of the corpus's `.cu` file
                                nearest 200 lines, as pre-commit runs it on a changed file
                                (interpreter start and table loading included)
-  ceiling -j 1, ceiling -j N   always: a fixed CPU-bound Python loop cut in 240 pieces, which
+  cpu-loop -j 1, cpu-loop -j N always: a fixed CPU-bound Python loop cut in 240 pieces, which
                                1 or N processes share as hipport's share batches; their ratio
-                               is the most `-j N` could gain on this machine at that time
+                               is what the machine gave `-j N` in the same minutes
   torch-hipify                 when `torch` is importable here: torch.utils.hipify's
                                hipify() with is_pytorch_extension=True (copies the tree,
                                then rewrites; timing includes importing torch)
@@ -54,7 +54,7 @@ from typing import Callable
 HIPIFY_PERL_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl"}
 HIPIFY_PERL_BATCH = 500  # files per hipify-perl process; keeps argv well under ARG_MAX
 CHECK_FILE_LINES = 200  # issue 7: `check` of one file of about this many lines, under 0.3 s
-CEILING_STEPS, CEILING_PIECES = 12_000_000, 240  # about 1 s of loop on one CPU, 5 ms a piece
+LOOP_STEPS, LOOP_PIECES = 12_000_000, 240  # about 1 s of loop on one CPU, 5 ms a piece
 
 # Runs in a fresh interpreter for every measured run, so RUSAGE_CHILDREN sees that
 # run's processes only. Reads a JSON spec on stdin (a tree's file list is too long for an
@@ -86,13 +86,13 @@ hipify(project_directory=sys.argv[1], output_directory=sys.argv[2], includes=["*
 """
 
 
-# The machine's own ceiling for `-j N`: a fixed amount of pure-Python work in many small
-# pieces, which N processes (this one and N - 1 forked) take from one pipe as they go, as
-# hipport's processes take batches of files. argv: total loop steps, pieces, processes.
-# On a shared VM the vCPUs are not equally fast at times (one ran a fixed loop 0.5 s, the
-# other 0.75 s in the same second): then no program reaches N times its speed, and this
-# run's ratio shows what the machine allowed in that invocation.
-_CEILING = r"""
+# What the machine gives `-j N`: a fixed amount of pure-Python work in many small pieces,
+# which N processes (this one and N - 1 forked) take from one pipe as they go, as hipport's
+# processes take batches of files. argv: total loop steps, pieces, processes. On a shared VM
+# the vCPUs are not equally fast at times (one ran a fixed loop in 0.5 s, the other in 0.75 s,
+# in the same second): no program then reaches N times its speed, and this loop's ratio, from
+# the same minutes as hipport's, shows how far the machine was from it.
+_CPU_LOOP = r"""
 import os, sys
 steps, pieces, procs = map(int, sys.argv[1:4])
 r, w = os.pipe()
@@ -228,8 +228,8 @@ def make_tools(jobs: int, only: set[str] | None, corpus: Corpus) -> list[Tool]:
             tools.append(Tool("hipport-check-file", 1, lambda src, out: (
                 None, [[*base, "check", src, "--exit-zero"]]), corpus=one))
     for j in sorted({1, jobs}):
-        tools.append(Tool("ceiling", j, lambda src, out, j=j: (
-            None, [[sys.executable, "-c", _CEILING, str(CEILING_STEPS), str(CEILING_PIECES), str(j)]]),
+        tools.append(Tool("cpu-loop", j, lambda src, out, j=j: (
+            None, [[sys.executable, "-c", _CPU_LOOP, str(LOOP_STEPS), str(LOOP_PIECES), str(j)]]),
             corpus=NO_FILES, warm=False))
     if torch_available():
         tools.append(
@@ -325,7 +325,7 @@ def ratios(runs: list[Run]) -> dict[str, float]:
     """What issue 7's targets compare, from the successful runs of each tool: hipport `-j 1`
     cold against torch-hipify and hipify-perl cold, against the `-j N` cold run, and against
     its own first warm run; the cold `check` of one file; the largest peak RSS of any hipport
-    run; beside the `-j` ratio, the ceiling loop's (what the machine allowed). Where a tool ran
+    run; beside the `-j` ratio, the CPU loop's (what the machine gave it). Where a tool ran
     cold more than once (--cold), its median counts."""
     walls: dict[tuple[str, int, str], list[float]] = {}
     for r in runs:
@@ -344,10 +344,10 @@ def ratios(runs: list[Run]) -> dict[str, float]:
         for (tool, jobs, phase), wall in sorted(first.items()):
             if tool == "hipport" and phase == "cold" and jobs > 1 and wall:
                 out[f"-j 1 / -j {jobs} (target >= 1.7 for -j 2)"] = round(cold / wall, 2)
-                alone = first.get(("ceiling", 1, "cold"))
-                spread = first.get(("ceiling", jobs, "cold"))
+                alone = first.get(("cpu-loop", 1, "cold"))
+                spread = first.get(("cpu-loop", jobs, "cold"))
                 if alone and spread:
-                    name = f"-j 1 / -j {jobs} of a CPU-bound loop (the most this machine allowed)"
+                    name = f"-j 1 / -j {jobs} of a CPU-bound loop in the same minutes ({jobs} on ideal cores)"
                     out[name] = round(alone / spread, 2)
         warm = first.get(("hipport", 1, "warm"))
         if warm:
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="cold runs of each tool; the ratios take their median (default 1)")
     parser.add_argument("--warm", type=int, default=1, help="warm runs after the cold ones (default 1)")
     parser.add_argument("--tools", help="comma-separated subset: hipport,hipport-check,hipport-check-file,"
-                                        "ceiling,torch-hipify,hipify-perl")
+                                        "cpu-loop,torch-hipify,hipify-perl")
     parser.add_argument("--json", metavar="FILE", nargs="?", const="-",
                         help="write results as JSON to FILE ('-' or no value: stdout, instead of the table)")
     parser.add_argument("--scratch", type=Path, help="folder for outputs and caches (default: a temp dir)")

@@ -109,32 +109,32 @@ def test_tools_run_as_an_install_does_with_bytecode_written(tmp_path, monkeypatc
     assert run.rc == 3 and run.error.strip() == "False"
 
 
-def test_the_ceiling_loop_is_measured_cold_only_and_reported_beside_the_j_ratio(tmp_path):
+def test_the_cpu_loop_is_measured_cold_only_and_reported_beside_the_j_ratio(tmp_path):
     """A CPU-bound loop shared by 1 and by N processes, as hipport's batches are: its ratio is
-    what the machine allowed `-j N` in that invocation (a VM's vCPUs are not always equally
+    what the machine gave `-j N` in the same minutes (a VM's vCPUs are not always equally
     fast). It keeps nothing, so it has no warm run."""
     bench = _bench()
     (tmp_path / "a.cu").write_text("int x;\n")
-    tools = bench.make_tools(2, {"ceiling"}, bench.scan(tmp_path))
-    assert [(t.name, t.jobs) for t in tools] == [("ceiling", 1), ("ceiling", 2)]
+    tools = bench.make_tools(2, {"cpu-loop"}, bench.scan(tmp_path))
+    assert [(t.name, t.jobs) for t in tools] == [("cpu-loop", 1), ("cpu-loop", 2)]
     assert [(phase, t.jobs) for phase, t in bench.schedule(tools, warmup=0, cold=1, warm=1)] == \
         [("cold", 1), ("cold", 2)]
 
     def run(tool, jobs, wall):
         return bench.Run(tool, jobs, "cold", wall, 9.0, 0.0, 0.0, 0)
 
-    ratios = bench.ratios([run("hipport", 1, 1.2), run("hipport", 2, 0.8), run("ceiling", 1, 1.0),
-                           run("ceiling", 2, 0.625)])
+    ratios = bench.ratios([run("hipport", 1, 1.2), run("hipport", 2, 0.8), run("cpu-loop", 1, 1.0),
+                           run("cpu-loop", 2, 0.625)])
     assert ratios["-j 1 / -j 2 (target >= 1.7 for -j 2)"] == 1.5
-    assert ratios["-j 1 / -j 2 of a CPU-bound loop (the most this machine allowed)"] == 1.6
+    assert ratios["-j 1 / -j 2 of a CPU-bound loop in the same minutes (2 on ideal cores)"] == 1.6
 
 
-def test_the_ceiling_loop_shares_its_pieces_between_processes(tmp_path):
+def test_the_cpu_loop_shares_its_pieces_between_processes(tmp_path):
     """Every piece of the loop runs once, in whichever process takes it first; the forked
     processes end and are reaped."""
     bench = _bench()
-    traced = bench._CEILING.replace("    x = 0\n", "    x = 0\n    os.write(1, b'%d ' % os.getpid())\n")
-    assert traced != bench._CEILING
+    traced = bench._CPU_LOOP.replace("    x = 0\n", "    x = 0\n    os.write(1, b'%d ' % os.getpid())\n")
+    assert traced != bench._CPU_LOOP
     done = subprocess.run([sys.executable, "-c", traced, "4000", "40", "3"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
