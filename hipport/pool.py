@@ -139,13 +139,13 @@ class Pool:
             self._tasks.put(None)
             return False
         future, func, arg = item
-        if self._initializer is not None:
-            initializer, self._initializer = self._initializer, None
-            try:
-                initializer(*self._initargs)
-            except Exception as exc:  # noqa: BLE001 - every task here fails with it, as in a worker
-                self._broken = exc
         try:
+            if self._initializer is not None:
+                try:
+                    self._initializer(*self._initargs)
+                except Exception as exc:  # noqa: BLE001 - every task here fails with it, as in a worker
+                    self._broken = exc
+                self._initializer = None  # after: cut short by Ctrl-C, it runs again next time
             if self._broken is not None:
                 raise self._broken
             value = func(arg)
@@ -158,10 +158,14 @@ class Pool:
         return True
 
     def shutdown(self, cancel_futures: bool = False) -> None:
-        """Stop the workers after the tasks they run (and, unless cancelled, those queued)."""
+        """Stop the workers after the tasks they hold: the one each runs and the one that may
+        wait in its pipe (see _feed); and, unless cancelled, after those queued."""
         if cancel_futures:
-            while not self._tasks.empty():
-                item = self._tasks.get()
+            while True:  # not empty() then get(): a feeder thread may take the last one between
+                try:
+                    item = self._tasks.get(block=False)
+                except Empty:
+                    break
                 if item is not None:
                     item[0]._settle(error=Cancelled("the pool shut down first"))
         for _ in self._threads:
@@ -194,7 +198,7 @@ class Pool:
         taken: tuple[Future, bytes] | None = None  # a task too big to wait in the pipe, held
         stop = False
         room = _room(to_child)
-        with open(to_child, "wb") as out, open(from_child, "rb") as back:
+        with _closing(open(to_child, "wb")) as out, open(from_child, "rb") as back:
             while True:
                 while not stop and len(sent) < 2:
                     if taken is None:
@@ -249,6 +253,23 @@ class Pool:
                     future._settle(value)
                 else:
                     future._settle(error=value)
+
+
+class _closing:
+    """A worker's task pipe, closed at the end without raising: after the worker died, closing
+    flushes what was buffered for it into a broken pipe (its tasks have failed already)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.stream.close()  # closes the descriptor even when the flush fails
+        except OSError:
+            pass
 
 
 def _died(pid: int, exc: BaseException) -> WorkerDied:

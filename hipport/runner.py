@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
 BATCH = 64  # files per cache query and per task (fewer when processes share them)
-AHEAD = 4  # batches read ahead per process: bounds the bytes held in memory
+AHEAD = 4  # batches queued per process (twice as many read ahead): bounds the bytes held
 GIVE_UP_AFTER = 2 * BATCH  # files looked up in vain before a run stops looking (cache.Lookups)
 
 
@@ -153,12 +153,14 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
             queue.append((outcomes, misses, future))
             while queue and (queue[0][2] is None or queue[0][2].done()):  # in order
                 yield from _done(queue.popleft(), pool, on_done)
-            # Read ahead at most AHEAD batches per process: past that, port the oldest queued
-            # batch here, then read on. (Waiting for the oldest batch instead, porting queued
-            # ones meanwhile, emptied the queue while a worker's long batch ran; that worker
-            # then waited for this process to read the next.)
+            # Past AHEAD batches queued per process, port the oldest queued one here, then read
+            # on (waiting for the oldest batch, porting queued ones meanwhile, emptied the queue
+            # while a worker's long batch ran: that worker then waited for the next read). Past
+            # twice as many batches not handed out (done behind a slow one), wait for the oldest.
             if pool is not None and pool.queued() > AHEAD * workers:
                 pool.run_one()
+            while len(queue) > 2 * AHEAD * workers:
+                yield from _done(queue.popleft(), pool, on_done)
         while queue:
             yield from _done(queue.popleft(), pool, on_done)
     finally:

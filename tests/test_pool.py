@@ -315,3 +315,110 @@ def test_a_worker_has_its_next_task_while_this_process_holds_the_gil():
     assert held > 0.1, "the sort was too quick to tell"
     (_, first_end), (second_start, _) = spans[0], spans[1]
     assert second_start - first_end < held / 2
+
+
+class _RacedQueue:
+    """A queue a feeder thread empties between shutdown's look and its take."""
+
+    def empty(self):
+        return False
+
+    def get(self, block=True):
+        if block:
+            raise AssertionError("a blocking get: shutdown would wait for ever")
+        from queue import Empty
+        raise Empty
+
+    def put(self, item):
+        pass
+
+
+def test_cancelling_shutdown_never_waits_on_an_emptied_queue():
+    pool = Pool(0)
+    pool._tasks = _RacedQueue()
+    pool.shutdown(cancel_futures=True)  # returns
+
+
+def interrupted_setup():
+    setups.append("tried")
+    if len(setups) == 1:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_in_the_initializer_here_fails_the_task_and_the_next_task_sets_up_again():
+    setups.clear()
+    with Pool(0, interrupted_setup) as pool:
+        first = pool.submit(setups_so_far, None)
+        with pytest.raises(KeyboardInterrupt):
+            pool.run_one()
+        assert first.done()  # settled, not lost
+        with pytest.raises(KeyboardInterrupt):
+            first.result()
+        assert pool.result(pool.submit(setups_so_far, None)) == ["tried", "tried"]
+
+
+def test_big_tasks_and_answers_never_wait_in_a_pipe_behind_another():
+    """A task waits in a worker's pipe only when half the pipe holds it: a bigger one written
+    while the worker blocks writing a big answer would hang both. Run in a child process so
+    that a hang fails the test instead of the suite."""
+    code = ("from hipport.pool import Pool\n"
+            "def echo(data):\n    return data * 2\n"
+            "with Pool(1) as pool:\n"
+            "    futures = [pool.submit(echo, bytes([n]) * 300_000) for n in range(8)]\n"
+            "    assert [f.result() for f in futures] == [bytes([n]) * 600_000 for n in range(8)]\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+
+
+def nap_then_die(seconds):
+    time.sleep(seconds)
+    os._exit(3)
+
+
+def test_a_dying_worker_fails_the_task_waiting_in_its_pipe_too():
+    with Pool(1) as pool:
+        pool.submit(square, 2).result()  # the worker is up
+        futures = [pool.submit(nap_then_die, 0.05)] + [pool.submit(square, n) for n in range(5)]
+        for future in futures:
+            assert future._event.wait(30), "a task of the dead worker was never answered"
+            with pytest.raises(WorkerDied):
+                future.result()
+
+
+_REAL: dict = {}  # what a test replaced, for the stand-in to call (in a worker too)
+
+
+def port_the_first_file_slowly(reads):
+    if any(r.job.file.rel == "f0000.cu" for r in reads):
+        time.sleep(1.0)
+    return _REAL["port_reads"](reads)
+
+
+def test_a_pooled_port_reads_a_bounded_number_of_batches_ahead_of_a_slow_one(tmp_path, monkeypatch):
+    """Batches done behind a slow one are not handed out before it; the runner reads on only
+    up to twice AHEAD batches a process, whatever the slow batch's delay (the bytes it has
+    read wait in those batches)."""
+    from hipport import runner
+    from hipport.config import load_settings
+
+    src = tmp_path / "tree"
+    src.mkdir()
+    for n in range(2000):
+        (src / f"f{n:04d}.cu").write_text(f"int v{n};\n")
+    _REAL["port_reads"], real_serve, served = runner.port_reads, runner._serve, [0]
+
+    def counted(batch, lookups):
+        served[0] += len(batch)
+        return real_serve(batch, lookups)
+
+    monkeypatch.setattr(runner, "port_reads", port_the_first_file_slowly)
+    monkeypatch.setattr(runner, "_serve", counted)
+    settings = load_settings([src], jobs=2)
+    _, jobs = runner.plan([src], settings, runner.DRY_RUN, None, None)
+    ahead = yielded = 0
+    for _ in runner.run(jobs, 2):
+        yielded += 1
+        ahead = max(ahead, served[0] - yielded)
+    assert yielded == 2000
+    assert ahead <= (2 * runner.AHEAD * 2 + 1) * runner.BATCH < 2000
