@@ -13,15 +13,18 @@ if TYPE_CHECKING:
     from hipport.pool import Pool
 
 SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
+LARGEST = 64  # jobs in a task at most
 SMALLEST = 4  # jobs in the last tasks of a pooled run
 
 
-def bounds(count: int, workers: int, largest: int) -> list[tuple[int, int]]:
+def bounds(count: int, workers: int, largest: int = LARGEST) -> list[tuple[int, int]]:
     """(start, stop) of each task when `count` jobs go to `workers` processes: at most
     `largest` jobs and an eighth of a process's share, then smaller and smaller toward the end
     (a quarter of what is left over the processes, down to SMALLEST), so that the processes
     finish together: with equal tasks, one process ran up to a whole task after the others
-    were done, and the last files are not the cheapest."""
+    were done, and the last files are not the cheapest. One process: `largest` at a time."""
+    if workers <= 1:
+        return [(start, min(count, start + largest)) for start in range(0, count, largest)]
     first = max(1, min(largest, count // (workers * 8)))
     spans, start = [], 0
     while start < count:
@@ -75,7 +78,7 @@ def run(func: Callable, jobs: Sequence, workers: int,
         yield from run(func, jobs, 1, on_done)
         return
     with started:
-        for result in started.map(func, jobs, bounds(len(jobs), workers, 64)):
+        for result in started.map(func, jobs, bounds(len(jobs), workers)):
             yield result
             if on_done:
                 on_done()

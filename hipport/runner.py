@@ -134,8 +134,7 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
 def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
     workers = workers or os.cpu_count() or 1
     pooled = parallel.pooled(workers, len(jobs))
-    spans = parallel.bounds(len(jobs), workers, BATCH) if pooled else \
-        [(start, min(len(jobs), start + BATCH)) for start in range(0, len(jobs), BATCH)]
+    spans = parallel.bounds(len(jobs), workers if pooled else 1, BATCH)
     queue: deque = deque()  # (outcomes, misses, future or None) per batch, in job order
     pool = None
     lookups = Lookups(GIVE_UP_AFTER, _cache(jobs[0]).known_empty if jobs else False)

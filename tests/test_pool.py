@@ -291,6 +291,7 @@ def test_task_bounds_cover_the_jobs_in_order_and_shrink_toward_the_end():
         assert sizes[-1] <= SMALLEST  # the last tasks are the smallest
     sizes = [e - s for s, e in bounds(941, 2, 64)]
     assert sizes[0] == 58 and sum(1 for n in sizes if n <= SMALLEST) >= 4
+    assert bounds(150, 1, 64) == [(0, 64), (64, 128), (128, 150)]  # one process: fixed batches
 
 
 def stamped_nap(seconds):
