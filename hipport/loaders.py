@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from functools import lru_cache
 
-from hipport import regexes
+from hipport import collector, regexes
 from hipport.config import Settings
 from hipport.mappings import Mappings, load, name_heads
 from hipport.parse.lexer import Lexer
@@ -38,12 +38,10 @@ _set_aside = False
 
 def prepare(settings: Settings) -> None:
     """Load what porting or checking any file needs (the tables and lexer, the rule modules)
-    and, the first time, tune the garbage collector for the run: what is loaded so far is set
-    aside (gc.freeze), so that its passes do not walk those long-lived objects again and again
-    and forked workers share their pages; and a young-generation pass comes every 50,000
-    allocations instead of 700. A file's objects form no reference cycles (tests/test_gc.py):
-    reference counting frees them, so those passes find nothing and only cost time (3 % of a
-    port); a cycle that appears anyway is still collected."""
+    and, the first time, tune the garbage collector for the run (hipport.collector): what is
+    loaded so far is set aside (gc.freeze), so that its passes do not walk those long-lived
+    objects again and again and forked workers share their pages; and its pace is slowed (the
+    command line did that as it started)."""
     global _set_aside
     from hipport.rules import all_rules  # noqa: PLC0415 - loaders is imported before the rules
 
@@ -53,4 +51,4 @@ def prepare(settings: Settings) -> None:
     if not _set_aside:
         _set_aside = True
         gc.freeze()
-        gc.set_threshold(50_000, *gc.get_threshold()[1:])
+        collector.relax()

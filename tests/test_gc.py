@@ -4,9 +4,13 @@ is done, which is what lets loaders.prepare make the garbage collector's passes 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
-from hipport import loaders
+from hipport import collector, loaders
 from hipport.check import check_source
 from hipport.config import Settings
 from hipport.files import file_kind
@@ -84,3 +88,33 @@ def test_prepare_sets_the_collector_up_once(monkeypatch):
     loaders.prepare(Settings())
     loaders.prepare(Settings())
     assert frozen == [1] and len(thresholds) == 1 and thresholds[0][0] == 50_000
+
+
+# Run as the console script runs hipport: a finder notes the collector's pace when hipport.cli
+# is first imported (the command line's own imports come after that).
+_PACE_AT_CLI_IMPORT = """
+import gc, sys
+
+class Note:
+    pace = None
+    def find_spec(self, name, path=None, target=None):
+        if name == "hipport.cli" and Note.pace is None:
+            Note.pace = gc.get_threshold()[0]
+        return None
+
+sys.meta_path.insert(0, Note())
+import hipport.__main__
+print(Note.pace)
+"""
+
+
+def test_the_command_slows_the_collector_before_it_imports_the_command_line():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", _PACE_AT_CLI_IMPORT], env=env, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert int(done.stdout) == collector.YOUNG != 700
+
+
+def test_the_console_script_starts_where_the_pace_is_set():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["hipport"] == "hipport.__main__:main"
