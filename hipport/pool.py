@@ -141,10 +141,7 @@ class Pool:
         future, func, arg = item
         try:
             if self._initializer is not None:
-                try:
-                    self._initializer(*self._initargs)
-                except Exception as exc:  # noqa: BLE001 - every task here fails with it, as in a worker
-                    self._broken = exc
+                self._broken = _initialize(self._initializer, self._initargs)
                 self._initializer = None  # after: cut short by Ctrl-C, it runs again next time
             if self._broken is not None:
                 raise self._broken
@@ -188,71 +185,95 @@ class Pool:
         self.shutdown(cancel_futures=exc[0] is not None)
 
     def _feed(self, pid: int, to_child: int, from_child: int) -> None:
-        """One worker's tasks until told to stop; then its pipes close, which ends it. While
-        many tasks are queued, the worker's next one waits in its pipe as it runs one (if
-        small, see _room): else it waited for this thread, which gets the GIL from a process
-        that is porting only every switch interval or after a long C call, 1-2 ms a task.
-        After the worker dies, every task it has or takes fails."""
-        dead: WorkerDied | None = None
-        sent: deque[Future] = deque()  # the tasks written to the worker, oldest first
-        taken: tuple[Future, bytes] | None = None  # a task too big to wait in the pipe, held
-        stop = False
-        room = _room(to_child)
+        """One worker's tasks until told to stop; then its pipes close, which ends it."""
         with _closing(open(to_child, "wb")) as out, open(from_child, "rb") as back:
-            while True:
-                while not stop and len(sent) < 2:
-                    if taken is None:
-                        if sent and self._tasks.qsize() <= len(self._children):
-                            break  # few left: each goes to whichever process is free first
-                        try:
-                            item = self._tasks.get(block=not sent)
-                        except Empty:
-                            break
-                        if item is None:
-                            stop = True
-                            break
-                        future, func, arg = item
-                        if dead is not None:
-                            future._settle(error=dead)
-                            continue
-                        try:
-                            taken = future, _dumps((func, arg))
-                        except Exception as exc:  # noqa: BLE001 - the caller's to raise, from result()
-                            future._settle(error=exc)
-                            continue
-                    future, message = taken
-                    if sent and len(message) > room:
-                        break  # written once the worker has answered: see _room
-                    taken = None
-                    try:
-                        _write(out, message)
-                    except OSError as exc:
-                        dead = _died(pid, exc)
-                        future._settle(error=dead)
-                        continue
-                    sent.append(future)
-                if not sent:
-                    if stop:
-                        return
-                    continue
-                future = sent.popleft()
-                try:
-                    answer = _receive(back)
-                except (OSError, EOFError) as exc:
-                    dead = _died(pid, exc)
-                    for lost in (future, *sent):
-                        lost._settle(error=dead)
-                    sent.clear()
-                    continue
-                try:
-                    ok, value = pickle.loads(answer)
-                except Exception as exc:  # noqa: BLE001 - the stream is whole: only this task fails
-                    future._settle(error=exc)
-                    continue
-                if ok:
-                    future._settle(value)
-                else:
-                    future._settle(error=value)
+            _Feeder(self._tasks, len(self._children), pid, out, back, _room(to_child)).run()
+
+
+class _Feeder:
+    """A feeder thread's side of one worker. While many tasks are queued, the worker's next one
+    waits in its pipe as it runs one (if small, see _room): else it waited for this thread,
+    which gets the GIL from a process that is porting only every switch interval or after a
+    long C call, 1-2 ms a task. After the worker dies, every task it has or takes fails."""
+
+    def __init__(self, tasks: SimpleQueue, workers: int, pid: int, out, back, room: int) -> None:
+        self.tasks, self.workers, self.pid = tasks, workers, pid
+        self.out, self.back, self.room = out, back, room
+        self.sent: deque[Future] = deque()  # the tasks written to the worker, oldest first
+        self.taken: tuple[Future, bytes] | None = None  # a task too big to wait in the pipe, held
+        self.stop = False  # the pool is shutting down: take no more tasks
+        self.dead: WorkerDied | None = None
+
+    def run(self) -> None:
+        while True:
+            while not self.stop and len(self.sent) < 2 and self._send():
+                pass
+            if self.sent:
+                self._answer(self.sent.popleft())
+            elif self.stop:
+                return
+
+    def _send(self) -> bool:
+        """Write the worker one more task; False when none goes now."""
+        if self.taken is None:
+            self.taken = self._take()
+            if self.taken is None:
+                return False
+        future, message = self.taken
+        if self.sent and len(message) > self.room:
+            return False  # written once the worker has answered: see _room
+        self.taken = None
+        try:
+            _write(self.out, message)
+        except OSError as exc:
+            self.dead = _died(self.pid, exc)
+            future._settle(error=self.dead)
+        else:
+            self.sent.append(future)
+        return True
+
+    def _take(self) -> tuple[Future, bytes] | None:
+        """The next queued task, pickled; None when none is to be taken now: the worker has one
+        and few are queued (each goes to whichever process is free first), none is queued, or
+        the pool stops. Waits for one while the worker has none."""
+        while True:
+            if self.sent and self.tasks.qsize() <= self.workers:
+                return None
+            try:
+                item = self.tasks.get(block=not self.sent)
+            except Empty:
+                return None
+            if item is None:
+                self.stop = True
+                return None
+            future, func, arg = item
+            if self.dead is not None:
+                future._settle(error=self.dead)
+                continue
+            try:
+                return future, _dumps((func, arg))
+            except Exception as exc:  # noqa: BLE001 - the caller's to raise, from result()
+                future._settle(error=exc)
+
+    def _answer(self, future: Future) -> None:
+        """Settle the oldest task written with the worker's answer."""
+        try:
+            answer = _receive(self.back)
+        except (OSError, EOFError) as exc:
+            self.dead = _died(self.pid, exc)
+            for lost in (future, *self.sent):
+                lost._settle(error=self.dead)
+            self.sent.clear()
+            return
+        try:
+            ok, value = pickle.loads(answer)
+        except Exception as exc:  # noqa: BLE001 - the stream is whole: only this task fails
+            future._settle(error=exc)
+            return
+        if ok:
+            future._settle(value)
+        else:
+            future._settle(error=value)
 
 
 class _closing:
@@ -331,12 +352,7 @@ def _child(from_parent: int, to_parent: int, inherited: list[int], initializer: 
         for fd in inherited:
             os.close(fd)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        broken = None  # the initializer's exception: every task answers with it
-        try:
-            if initializer is not None:
-                initializer(*initargs)
-        except Exception as exc:  # noqa: BLE001 - e.g. malformed tables: the caller's error to report
-            broken = exc
+        broken = _initialize(initializer, initargs) if initializer is not None else None
         with open(from_parent, "rb") as tasks, open(to_parent, "wb") as answers:
             while True:
                 try:
@@ -358,6 +374,16 @@ def _child(from_parent: int, to_parent: int, inherited: list[int], initializer: 
         code = 0
     finally:
         os._exit(code)  # no atexit handler, no flush of the parent's buffers copied by the fork
+
+
+def _initialize(initializer: Callable, initargs: tuple) -> Exception | None:
+    """Run a process's initializer; its exception (e.g. malformed tables), with which every
+    task of that process then fails, as the caller's error to report; else None."""
+    try:
+        initializer(*initargs)
+    except Exception as exc:  # noqa: BLE001 - raised again from each task's result
+        return exc
+    return None
 
 
 def _portable(exc: Exception) -> Exception:
