@@ -3,8 +3,9 @@ again. Entries are keyed by everything that can change a result (the file's byte
 the settings, hipport's own code and the mapping tables), so an upgrade invalidates them.
 
 Where: $HIPPORT_CACHE_DIR, else $XDG_CACHE_HOME/hipport, else ~/.cache/hipport; one SQLite
-file there. `--no-cache` (or HIPPORT_CACHE_DIR=off) turns it off. A broken entry or cache file
-is a miss, never an error: every value carries a CRC-32 of its bytes.
+file there, kept under MAX_BYTES of entries. `--no-cache` (or HIPPORT_CACHE_DIR=off) turns it
+off. A broken entry or cache file is a miss, never an error: every value carries a CRC-32 of its
+bytes.
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ def settled(st: os.stat_result, before: int) -> bool:
 
 
 _DB_NAME = "cache.sqlite3"
+# An edited file leaves its old entries behind (its new bytes and stat make new keys), so a
+# cache used on every commit would grow for ever. Past MAX_BYTES of entries, a process that
+# opens the store drops the oldest ones (by when they were written) until they take under
+# KEEP of it; SQLite reuses their pages, so the file stays near the bound. An entry dropped and
+# needed again is a miss: the file is ported again and its entry written anew.
+MAX_BYTES = 1 << 30
+KEEP = 0.75
 # A rowid table: its key index is small and dense, so looking up a warm run's keys costs half
 # what it does in a WITHOUT ROWID table, whose leaves hold the values (kilobytes each).
 _ENTRIES = "CREATE TABLE entries (key BLOB PRIMARY KEY, value BLOB)"
@@ -115,6 +123,11 @@ class _Store:
         except sqlite3.DatabaseError:  # not a database (truncated, overwritten): start again
             path.unlink(missing_ok=True)
             self.db, self.fresh = self._connect(path)
+        if not self.fresh and self._used() > MAX_BYTES:
+            try:
+                self._prune()
+            except sqlite3.Error:  # read-only, or locked for long: the run goes on unpruned
+                pass
 
     @staticmethod
     def _connect(path: Path) -> tuple[sqlite3.Connection, bool]:
@@ -140,6 +153,28 @@ class _Store:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
         return db, made
+
+    def _used(self) -> int:
+        """Bytes in the pages that hold something (free pages are reused before the file grows)."""
+        pages, free, size = (self.db.execute(f"PRAGMA {p}").fetchone()[0]
+                             for p in ("page_count", "freelist_count", "page_size"))
+        return (pages - free) * size
+
+    def _prune(self) -> None:
+        """Drop the oldest entries until they take under KEEP of MAX_BYTES: a quarter of them at
+        a time, oldest first (a rowid grows with each write, a rewrite included)."""
+        self.db.execute("BEGIN IMMEDIATE")  # one process prunes; another waits, then finds less
+        try:
+            while self._used() > MAX_BYTES * KEEP:
+                count = self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
+                if not count:
+                    break
+                self.db.execute("DELETE FROM entries WHERE rowid <= (SELECT rowid FROM entries "
+                                "ORDER BY rowid LIMIT 1 OFFSET ?)", (max(1, count // 4) - 1,))
+            self.db.execute("COMMIT")
+        finally:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
 
     def get_many(self, keys: list[bytes]) -> dict[bytes, bytes]:
         found: dict[bytes, bytes] = {}

@@ -750,3 +750,59 @@ def test_no_runs_entry_while_a_file_is_unsettled(tmp_path, private_cache, monkey
     batches = _count_serves(monkeypatch)
     assert run("port", src, "-o", tmp_path / "out", "-j", "1") == 0
     assert batches
+
+
+def _fill(root: Path, count: int, size: int) -> list[bytes]:
+    """`count` entries of `size` bytes, written one after another; their keys, oldest first."""
+    cache = cache_mod.Cache(root, "port", ("bound",))
+    keys = [cache.key(str(i).encode(), "f.cu") for i in range(count)]
+    for i, key in enumerate(keys):
+        cache.put(key, bytes([i % 256]) * size)
+    return keys
+
+
+def _reopened(root: Path) -> cache_mod.Cache:
+    forget_open_caches()  # the bound is kept when a process opens the store
+    return cache_mod.Cache(root, "port", ("bound",))
+
+
+def test_a_cache_past_its_bound_drops_its_oldest_entries(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache_mod, "MAX_BYTES", 256 * 1024)
+    root = tmp_path / "cache"
+    keys = _fill(root, 200, 4000)  # 800 KB of entries
+    store = cache_mod._open_store(root)
+    assert store._used() > cache_mod.MAX_BYTES  # nothing dropped while this process writes
+    cache = _reopened(root)
+    used = cache_mod._open_store(root)._used()
+    assert used <= cache_mod.MAX_BYTES * cache_mod.KEEP
+    kept = cache.get_many(keys)
+    assert keys[-1] in kept and keys[0] not in kept
+    # what is kept is the newest entries, whole
+    survivors = [i for i, key in enumerate(keys) if key in kept]
+    assert survivors == list(range(survivors[0], 200))
+    # no more than needed: a quarter at a time, so at least 3/4 of what may stay (equal entries)
+    assert len(survivors) * 4000 >= 0.6 * cache_mod.MAX_BYTES * cache_mod.KEEP
+    assert kept[keys[-1]] == bytes([199]) * 4000
+    forget_open_caches()
+
+
+def test_an_entry_written_again_counts_as_new_and_a_cache_under_its_bound_keeps_all(tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    keys = _fill(root, 200, 4000)
+    cache = cache_mod.Cache(root, "port", ("bound",))
+    cache.put(keys[0], b"again")  # the oldest entry, rewritten: now the newest
+    assert len(_reopened(root).get_many(keys)) == 200  # under the default bound: all kept
+    monkeypatch.setattr(cache_mod, "MAX_BYTES", 256 * 1024)
+    kept = _reopened(root).get_many(keys)
+    assert kept[keys[0]] == b"again" and keys[1] not in kept
+    forget_open_caches()
+
+
+def test_a_pruned_cache_still_gives_the_same_port(tmp_path, private_cache, monkeypatch):
+    assert run("port", EXAMPLE, "-o", tmp_path / "cold", "-j", "1") == 0
+    monkeypatch.setattr(cache_mod, "MAX_BYTES", 1)  # every entry is dropped as the store opens
+    forget_open_caches()
+    calls = count_ports(monkeypatch)
+    assert run("port", EXAMPLE, "-o", tmp_path / "again", "-j", "1") == 0
+    assert calls  # ported again, not served
+    assert tree_bytes(tmp_path / "again") == tree_bytes(tmp_path / "cold")
