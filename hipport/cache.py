@@ -34,13 +34,20 @@ def code_fingerprint() -> bytes:
     """hipport's version, the Python that writes the values (marshal's format is its own), its
     source files and the mapping tables (size and mtime)."""
     h = blake2b(__version__.encode() + _FORMAT + f"{sys.version}:{marshal.version}".encode())
-    for folder, subfolders, names in os.walk(_PACKAGE):
-        subfolders.sort()
-        for name in sorted(names):
-            if name.endswith(_SOURCES):
-                path = os.path.join(folder, name)
-                st = os.stat(path)
-                h.update(f"{os.path.relpath(path, _PACKAGE)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    start = len(_PACKAGE) + 1  # a path's part inside the package
+
+    def walk(folder: str) -> None:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                if e.name != "__pycache__":  # derived from the sources (and large): not listed
+                    walk(e.path)
+            elif e.name.endswith(_SOURCES):
+                st = e.stat()
+                h.update(f"{e.path[start:]}:{st.st_size}:{st.st_mtime_ns}".encode())
+
+    walk(_PACKAGE)
     h.update(tables_stamp())
     return h.digest()
 

@@ -304,6 +304,28 @@ def test_a_changed_c_scanner_invalidates_the_cache(tmp_path, monkeypatch, name):
         cache_mod.code_fingerprint.cache_clear()
 
 
+def test_the_code_fingerprint_follows_nested_sources_not_bytecode(tmp_path, monkeypatch):
+    package = tmp_path / "hipport"
+    (package / "rules" / "__pycache__").mkdir(parents=True)
+    rule = package / "rules" / "warp.py"
+    rule.write_text("x = 1\n")
+    monkeypatch.setattr(cache_mod, "_PACKAGE", str(package))
+
+    def fingerprint() -> bytes:
+        cache_mod.code_fingerprint.cache_clear()
+        return cache_mod.code_fingerprint()
+
+    try:
+        before = fingerprint()
+        (package / "rules" / "__pycache__" / "warp.cpython-311.pyc").write_bytes(b"bytecode")
+        (package / "rules" / "__pycache__" / "stray.py").write_text("y = 2\n")
+        assert fingerprint() == before
+        rule.write_text("x = 22\n")
+        assert fingerprint() != before
+    finally:
+        cache_mod.code_fingerprint.cache_clear()
+
+
 def test_estimate_is_served_by_the_cache_port_filled(tmp_path, private_cache, monkeypatch, capsys):
     assert run("port", EXAMPLE, "-o", tmp_path / "out", "-j", "1") == 0
     capsys.readouterr()
