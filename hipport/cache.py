@@ -16,6 +16,7 @@ import sqlite3
 import sys
 import time
 import zlib
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -148,17 +149,12 @@ class _Store:
         db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB)")
         made = False
         if _stored_code(db) != code_fingerprint():
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with _writing(db):
                 if _stored_code(db) != code_fingerprint():  # not done by another process meanwhile
                     db.execute("DROP TABLE IF EXISTS entries")  # the schema may be an older one too
                     db.execute(_ENTRIES)
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('code', ?)", (code_fingerprint(),))
                     made = True
-                db.execute("COMMIT")
-            finally:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
         return db, made
 
     def _used(self) -> int:
@@ -170,18 +166,13 @@ class _Store:
     def _prune(self) -> None:
         """Drop the oldest entries until they take under KEEP of MAX_BYTES: a quarter of them at
         a time, oldest first (a rowid grows with each write, a rewrite included)."""
-        self.db.execute("BEGIN IMMEDIATE")  # one process prunes; another waits, then finds less
-        try:
+        with _writing(self.db):  # one process prunes; another waits, then finds less
             while self._used() > MAX_BYTES * KEEP:
                 count = self.db.execute("SELECT count(*) FROM entries").fetchone()[0]
                 if not count:
                     break
                 self.db.execute("DELETE FROM entries WHERE rowid <= (SELECT rowid FROM entries "
                                 "ORDER BY rowid LIMIT 1 OFFSET ?)", (max(1, count // 4) - 1,))
-            self.db.execute("COMMIT")
-        finally:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
 
     def get_many(self, keys: list[bytes]) -> dict[bytes, bytes]:
         found: dict[bytes, bytes] = {}
@@ -197,16 +188,25 @@ class _Store:
         find it, so the store stays known empty of them)."""
         if files:
             self.fresh = False
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with _writing(self.db):
             self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", items)
-            self.db.execute("COMMIT")
-        finally:
-            if self.db.in_transaction:
-                self.db.execute("ROLLBACK")
 
 
 _PER_QUERY = 500  # under SQLite's oldest limit on parameters (999)
+
+
+@contextmanager
+def _writing(db: sqlite3.Connection):
+    """One write transaction, its lock taken at the start (BEGIN IMMEDIATE: a reader that
+    turns writer midway could deadlock with another), committed at the end, rolled back if the
+    block raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    finally:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
 
 
 def _seal(payload: bytes) -> bytes:

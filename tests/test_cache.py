@@ -294,14 +294,18 @@ def test_a_changed_c_scanner_invalidates_the_cache(tmp_path, monkeypatch, name):
     scanner = package / name
     scanner.write_bytes(b"one")
     monkeypatch.setattr(cache_mod, "_PACKAGE", str(package))
-    cache_mod.code_fingerprint.cache_clear()
-    before = cache_mod.code_fingerprint()
-    scanner.write_bytes(b"other")
-    cache_mod.code_fingerprint.cache_clear()
     try:
-        assert cache_mod.code_fingerprint() != before
+        before = _fingerprint()
+        scanner.write_bytes(b"other")
+        assert _fingerprint() != before
     finally:
         cache_mod.code_fingerprint.cache_clear()
+
+
+def _fingerprint() -> bytes:
+    """The code fingerprint worked out afresh (it is kept for the process)."""
+    cache_mod.code_fingerprint.cache_clear()
+    return cache_mod.code_fingerprint()
 
 
 def test_the_code_fingerprint_follows_nested_sources_not_bytecode(tmp_path, monkeypatch):
@@ -310,18 +314,13 @@ def test_the_code_fingerprint_follows_nested_sources_not_bytecode(tmp_path, monk
     rule = package / "rules" / "warp.py"
     rule.write_text("x = 1\n")
     monkeypatch.setattr(cache_mod, "_PACKAGE", str(package))
-
-    def fingerprint() -> bytes:
-        cache_mod.code_fingerprint.cache_clear()
-        return cache_mod.code_fingerprint()
-
     try:
-        before = fingerprint()
+        before = _fingerprint()
         (package / "rules" / "__pycache__" / "warp.cpython-311.pyc").write_bytes(b"bytecode")
         (package / "rules" / "__pycache__" / "stray.py").write_text("y = 2\n")
-        assert fingerprint() == before
+        assert _fingerprint() == before
         rule.write_text("x = 22\n")
-        assert fingerprint() != before
+        assert _fingerprint() != before
     finally:
         cache_mod.code_fingerprint.cache_clear()
 
