@@ -8,9 +8,12 @@
 Each tool first gets --warmup untimed runs (as hyperfine's --warmup: a tool's first run
 pays for loading its own files into the OS page cache), then come --cold "cold" runs (empty
 cache folders, a new output folder each) in rounds of one run per tool, so that a slow
-spell of a shared host slows all tools alike, then each tool's --warm "warm" runs: the same
-command again, as a user re-runs it (same cache folders and output folder, files in the OS
-page cache; hipify-perl, which edits a copy in place, gets a fresh copy each time).
+spell of a shared host slows all tools alike, then the "warm" runs: the same command again,
+as a user re-runs it (same cache folders and output folder, files in the OS page cache;
+hipify-perl, which edits a copy in place, gets a fresh copy each time). hipport's warm runs,
+which its content cache makes about a tenth of a second, come --warm times and their median
+counts, as the cold runs' does: one such short run is at the mercy of a slow spell. Tools
+without such a cache (torch-hipify, hipify-perl) redo their whole work warm, shown once.
 Every run happens in a fresh wrapper process that starts the tool, waits for it and reports
 wall time and getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of the largest
 single process of that run (the tool or one of its worker processes), not a sum.
@@ -148,6 +151,7 @@ class Tool:
     # what it runs on when not the whole corpus (files/s and MB/s count this instead)
     corpus: Corpus | None = None
     warm: bool = True  # whether a warm run means anything (not for a loop that keeps nothing)
+    cached: bool = False  # keeps a content cache: its warm runs come --warm times
 
 
 def scan(corpus: Path) -> Corpus:
@@ -220,13 +224,13 @@ def make_tools(jobs: int, only: set[str] | None, corpus: Corpus) -> list[Tool]:
     else:
         for j in sorted({1, jobs}):
             tools.append(Tool("hipport", j, lambda src, out, j=j: (
-                None, [[*base, "port", src, "-o", out, "-j", str(j)]])))
+                None, [[*base, "port", src, "-o", out, "-j", str(j)]]), cached=True))
         tools.append(Tool("hipport-check", 1, lambda src, out: (
-            None, [[*base, "check", src, "--exit-zero", "-j", "1"]])))
+            None, [[*base, "check", src, "--exit-zero", "-j", "1"]]), cached=True))
         one = check_file(corpus)
         if one is not None:
             tools.append(Tool("hipport-check-file", 1, lambda src, out: (
-                None, [[*base, "check", src, "--exit-zero"]]), corpus=one))
+                None, [[*base, "check", src, "--exit-zero"]]), corpus=one, cached=True))
     for j in sorted({1, jobs}):
         tools.append(Tool("cpu-loop", j, lambda src, out, j=j: (
             None, [[sys.executable, "-c", _CPU_LOOP, str(LOOP_STEPS), str(LOOP_PIECES), str(j)]]),
@@ -294,10 +298,11 @@ def schedule(tools: list[Tool], warmup: int, cold: int, warm: int) -> list[tuple
     """The runs in the order they happen: each tool's warm-ups, then the cold runs round-robin
     (one of each tool per round, so that a slow spell of a shared host, which can last a
     minute, slows every tool's runs alike instead of one tool's whole series), then each
-    tool's warm runs, which reuse the folders its last cold run left."""
+    tool's warm runs (`warm` of a tool with a content cache, else one), which reuse the
+    folders its last cold run left."""
     return ([("warmup", t) for t in tools for _ in range(warmup)]
             + [("cold", t) for _ in range(cold) for t in tools]
-            + [("warm", t) for t in tools if t.warm for _ in range(warm)])
+            + [("warm", t) for t in tools if t.warm for _ in range(warm if t.cached else 1)])
 
 
 def table(corpus: Corpus, runs: list[Run]) -> str:
@@ -324,35 +329,35 @@ def table(corpus: Corpus, runs: list[Run]) -> str:
 def ratios(runs: list[Run]) -> dict[str, float]:
     """What issue 7's targets compare, from the successful runs of each tool: hipport `-j 1`
     cold against torch-hipify and hipify-perl cold, against the `-j N` cold run, and against
-    its own first warm run; the cold `check` of one file; the largest peak RSS of any hipport
+    its own warm runs; the cold `check` of one file; the largest peak RSS of any hipport
     run; beside the `-j` ratio, the CPU loop's (what the machine gave it). Where a tool ran
-    cold more than once (--cold), its median counts."""
+    more than once in a phase (--cold, --warm), its median counts."""
     walls: dict[tuple[str, int, str], list[float]] = {}
     for r in runs:
         if not r.rc:
             walls.setdefault((r.tool, r.jobs, r.phase), []).append(r.wall_s)
-    first = {key: statistics.median(w) if key[2] == "cold" else w[0] for key, w in walls.items()}
+    median = {key: statistics.median(w) for key, w in walls.items()}
     out = {}
-    cold = first.get(("hipport", 1, "cold"))
+    cold = median.get(("hipport", 1, "cold"))
     if cold:
-        torch = first.get(("torch-hipify", 1, "cold"))
+        torch = median.get(("torch-hipify", 1, "cold"))
         if torch:
             out["hipport / torch-hipify (target <= 0.33)"] = round(cold / torch, 2)
-        perl = first.get(("hipify-perl", 1, "cold"))
+        perl = median.get(("hipify-perl", 1, "cold"))
         if perl:
             out["hipify-perl / hipport (target >= 20)"] = round(perl / cold, 1)
-        for (tool, jobs, phase), wall in sorted(first.items()):
+        for (tool, jobs, phase), wall in sorted(median.items()):
             if tool == "hipport" and phase == "cold" and jobs > 1 and wall:
                 out[f"-j 1 / -j {jobs} (target >= 1.7 for -j 2)"] = round(cold / wall, 2)
-                alone = first.get(("cpu-loop", 1, "cold"))
-                spread = first.get(("cpu-loop", jobs, "cold"))
+                alone = median.get(("cpu-loop", 1, "cold"))
+                spread = median.get(("cpu-loop", jobs, "cold"))
                 if alone and spread:
                     name = f"-j 1 / -j {jobs} of a CPU-bound loop in the same minutes ({jobs} on ideal cores)"
                     out[name] = round(alone / spread, 2)
-        warm = first.get(("hipport", 1, "warm"))
+        warm = median.get(("hipport", 1, "warm"))
         if warm:
             out["cold / warm (target >= 10)"] = round(cold / warm, 1)
-    one = first.get(("hipport-check-file", 1, "cold"))
+    one = median.get(("hipport-check-file", 1, "cold"))
     if one:
         out["check of one file, s (target < 0.3)"] = round(one, 3)
     rss = [r.peak_rss_mb for r in runs if not r.rc and r.tool.startswith("hipport")]
@@ -370,7 +375,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="untimed runs of each tool before its measured ones (default 1)")
     parser.add_argument("--cold", type=int, default=1,
                         help="cold runs of each tool; the ratios take their median (default 1)")
-    parser.add_argument("--warm", type=int, default=1, help="warm runs after the cold ones (default 1)")
+    parser.add_argument("--warm", type=int, default=3,
+                        help="hipport's warm runs after the cold ones, median counted (default 3); "
+                             "tools without a content cache run warm once")
     parser.add_argument("--tools", help="comma-separated subset: hipport,hipport-check,hipport-check-file,"
                                         "cpu-loop,torch-hipify,hipify-perl")
     parser.add_argument("--json", metavar="FILE", nargs="?", const="-",
