@@ -2,6 +2,8 @@
 compile the code after each conditional directive."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hipport.analysis import context_for
 from hipport.config import Settings
@@ -13,14 +15,60 @@ NAMES = ["__CUDACC__", "__CUDA_ARCH__", "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_
          "MY_PROJECT_H", "__NVCC__", "CUDART_VERSION"]
 
 
+def by_evaluator(cond: str) -> tuple[bool | None, bool | None, bool | None]:
+    """The condition evaluated in each pass's environment in turn, with no shortcut."""
+    return tuple(sx._PPEval(sx._pp_tokens(cond), *env).parse().truth()
+                 for env in (sx._HOST_ENV, sx._DEVICE_ENV, sx._HIP_ENV))
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("negate", ["", "!"])
 def test_defined_tests_told_directly_as_the_evaluator_tells_them(name, negate):
     cond = f"{negate}defined({name})"
     sx._truths.cache_clear()
-    direct = sx._truths(cond)
-    by_evaluator = tuple(sx._truth_of(cond, env) for env in (sx._HOST_ENV, sx._DEVICE_ENV, sx._HIP_ENV))
-    assert direct == by_evaluator
+    assert sx._truths(cond) == by_evaluator(cond)
+
+
+@pytest.mark.parametrize("cond, truths", [
+    # No name that tells the passes apart: evaluated once, the same in all three.
+    ("defined(_WIN32) || 0", (None, None, None)),
+    ("0 && defined(MY_PROJECT_H)", (False, False, False)),
+    ("(1 + 2) * 3 == 9", (True, True, True)),
+    # Names that do: each pass on its own.
+    ("__CUDA_ARCH__ >= 700", (False, None, None)),
+    ("defined(MY_PROJECT_H) || defined(__HIPCC__)", (None, None, True)),
+    ("!defined(__NVCC__) && 1", (False, False, None)),
+    ("defined(__gfx90a__)", (False, False, None)),
+])
+def test_truths_of_conditions(cond, truths):
+    sx._truths.cache_clear()
+    assert sx._truths(cond) == truths == by_evaluator(cond)
+
+
+_OPERAND = st.one_of(st.sampled_from(NAMES + ["__gfx90a__", "0", "1", "700"]),
+                     st.sampled_from(NAMES).map(lambda n: f"defined({n})"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(_OPERAND, lambda inner: st.one_of(
+    st.tuples(inner, st.sampled_from(["&&", "||", ">=", "==", "+", "<"]), inner).map(" ".join),
+    inner.map(lambda e: f"!({e})")), max_leaves=6))
+def test_truths_shortcut_agrees_with_the_evaluator(cond):
+    sx._truths.cache_clear()
+    assert sx._truths(cond) == by_evaluator(cond)
+
+
+@pytest.mark.parametrize("line", [
+    b"#ifndef GUARD_H", b"  #  ifdef GUARD_H  ", b"#ifdef GUARD_H\r", b"#elifndef X1",
+    b"#ifdef X // a comment", b"#ifdef /* c */ X", b"#ifndef X \\\n  junk", b"#ifdef X Y",
+    b"#if defined(X)", b"#elif X > 1", b"#else", b"#else // X", b"#ifdef",
+])
+def test_directive_conditions_read_as_the_logical_line_reads(line):
+    text = line + b"\nMARK\n#endif\n"
+    ctx = context_for(text, "t.cu", "cuda", Settings())
+    d = ctx.lexed.directives[0]
+    assert sx._directive_condition(text, d) == sx._condition(
+        sx._logical_line(text, d.start)[0], d.name.decode("latin-1"))
 
 
 def passes_at_mark(text: bytes) -> tuple[bool, bool, bool]:

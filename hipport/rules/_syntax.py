@@ -421,12 +421,6 @@ def _condition(directive_text: str, name: str) -> str | None:
     return "1"  # else
 
 
-def _truth_of(expr: str | None, env) -> bool | None:
-    if expr is None:
-        return None
-    return _PPEval(_pp_tokens(expr), *env).parse().truth()
-
-
 # What _condition makes of `#ifdef NAME` / `#ifndef NAME`: told without the evaluator, since
 # every header's include guard is one of its own.
 _DEFINED_TEST = regexes.compile(r"(!?)defined\(([A-Za-z_]\w*)\)\Z")
@@ -436,12 +430,25 @@ _DEFINED_TEST = regexes.compile(r"(!?)defined\(([A-Za-z_]\w*)\)\Z")
 def _truths(cond: str | None) -> tuple[bool | None, bool | None, bool | None]:
     """The condition's truth in nvcc's host pass, its device pass, and hipcc. Cached: the same
     conditions (`__CUDACC__`, version tests) recur across a tree's files."""
-    m = _DEFINED_TEST.match(cond) if cond else None
+    if cond is None:
+        return None, None, None
+    m = _DEFINED_TEST.match(cond)
     if m:
         negate, name = m.group(1), m.group(2)
         truths = [env[1](name) for env in (_HOST_ENV, _DEVICE_ENV, _HIP_ENV)]
         return tuple(t if t is None or not negate else not t for t in truths)
-    return _truth_of(cond, _HOST_ENV), _truth_of(cond, _DEVICE_ENV), _truth_of(cond, _HIP_ENV)
+    tokens = _pp_tokens(cond)
+    if not any(kind == "id" and _tells_passes_apart(tok) for kind, tok in tokens):
+        truth = _PPEval(tokens, *_HOST_ENV).parse().truth()  # (`#if defined(_WIN32)`, `#if 0`)
+        return truth, truth, truth
+    return tuple(_PPEval(tokens, *env).parse().truth() for env in (_HOST_ENV, _DEVICE_ENV, _HIP_ENV))
+
+
+def _tells_passes_apart(name: str) -> bool:
+    """Whether the three passes' environments (_env, _hip_env) answer differently for `name`:
+    a condition without such a name has one truth in all three."""
+    return name == "__CUDA_ARCH__" or name in _HIP_ONLY or _HIP_ONLY_RE.match(name) is not None \
+        or name in _CUDA_DEFINED or name in _HIP_DEFINED or name in _HIP_UNDEFINED
 
 
 class _Branches(NamedTuple):
@@ -459,6 +466,22 @@ CONDITIONAL_DIRECTIVES = frozenset({b"if", b"ifdef", b"ifndef", b"elif", b"elifd
                                     b"else"})
 
 
+# `#ifdef NAME` alone on its line (most are include guards): its condition read without
+# joining continuations, dropping comments or splitting the text as _condition does.
+_PLAIN_DEFINED_TEST = regexes.compile(rb"[ \t]*#[ \t]*(?:el)?if(n?)def[ \t]+([A-Za-z_]\w*)[ \t\r]*\Z")
+
+
+def _directive_condition(data: bytes, d) -> str | None:
+    """_condition() of a conditional directive's logical line."""
+    if d.name == b"else":
+        return "1"
+    if d.name != b"if" and d.name != b"elif":
+        m = _PLAIN_DEFINED_TEST.match(data, d.start, d.end)
+        if m is not None:
+            return ("!defined(" if m.group(1) else "defined(") + m.group(2).decode("ascii") + ")"
+    return _condition(_logical_line(data, d.start)[0], d.name.decode("latin-1"))
+
+
 def _branches(ctx) -> _Branches:
     data = ctx.data
     starts, passes, state = [], [], {}
@@ -466,19 +489,18 @@ def _branches(ctx) -> _Branches:
     # held, and whether every earlier one's surely failed (chains of hundreds of #elif exist)
     earlier: dict[int, list[list[bool]]] = {}
     for d in ctx.lexed.directives:
-        if d.name not in CONDITIONAL_DIRECTIVES and d.name != b"endif":
+        name = d.name
+        if name not in CONDITIONAL_DIRECTIVES and name != b"endif":
             continue  # the code after any other directive is in the branch the code before is
-        name = d.name.decode("latin-1")
-        if name != "endif" and d.branch:
+        if name != b"endif" and d.branch:
             block, n = d.branch[-1]
-            line, _ = _logical_line(data, d.start)
-            truths = _truths(_condition(line, name))
+            truths = _truths(_directive_condition(data, d))
             prior = earlier.setdefault(block, [[False, True], [False, True], [False, True]])
             state[(block, n)] = tuple(_active(t, p) for t, p in zip(truths, prior))
             for t, p in zip(truths, prior):
                 p[0] |= t is True
                 p[1] &= t is False
-        path = d.branch[:-1] if name == "endif" else d.branch
+        path = d.branch[:-1] if name == b"endif" else d.branch
         starts.append(d.start)
         passes.append(_excluded_passes(path, state))
     return _Branches(starts, passes)
