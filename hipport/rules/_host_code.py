@@ -17,7 +17,6 @@ from hipport import regexes
 from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
 from hipport.parse.declarations import EXPRESSION_KEYWORDS
 from hipport.parse import IS_SPACE_BYTE, IS_WORD_BYTE
-from hipport.patterns import whole_word_starts
 from hipport.rules import _syntax as sx
 
 _DEVICE_SPACES = frozenset({b"__device__", b"__global__"})
@@ -111,8 +110,8 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     stop = braces.code_before(paren)
     operator = _OPERATOR_HEAD.search(data, max(0, stop - 32), stop)
     if operator is not None:  # before the lambda test: `operator[](int i)` ends with `]` too
-        return _plain_special(ctx, ctx.lexed.statement_start(operator.start()), stop, i,
-                              whole_word_starts(data, b"operator"), _may_call_operator)
+        return _plain_special(ctx, ctx.lexed.statement_start(operator.start()), stop, i, b"operator",
+                              _may_call_operator)
     if data[stop - 1 : stop] == b"]":
         return _plain_lambda(ctx, stop - 1, open_at)
     name_start, name = word_before(data, stop)
@@ -121,8 +120,7 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     if name in _CONTROL:
         return True
     if data[name_start - 1 : name_start] == b"~":  # a destructor (its `~` right before the name)
-        return _plain_special(ctx, ctx.lexed.statement_start(name_start), stop, i, [
-            at for at in whole_word_starts(data, name) if data[at - 1 : at] == b"~"], _may_call_destructor)
+        return _plain_special(ctx, ctx.lexed.statement_start(name_start), stop, i, name, _may_call_destructor)
     if data[max(0, name_start - 2) : name_start] == b"->" or data[name_start - 1 : name_start] == b".":
         return False  # not a definition's name: sx.device_functions names it otherwise
     # (`A::f`, `T<U>::f`: the tree's index knows a definition by its last name, as here)
@@ -133,22 +131,30 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
 _OPERATOR_HEAD = regexes.compile(rb"(?<![\w$])operator[ \t\r\n]*(?:\([ \t\r\n]*\)|\[[ \t\r\n]*\])\Z")
 
 
-def _plain_special(ctx, head_start: int, head_end: int, i: int, uses: list[int], may_call) -> bool:
-    """The body of an `operator()`/`operator[]` or a destructor, which sx.device_functions
-    names "operator()", "~T": the file calls them by that name only explicitly
-    (`v.operator()(x)`, `p->~T()`), never as `v(x)` or `delete p`. Plain where the head has no
-    word that may mean __device__/__global__ and every other of the name's `uses` is plainly
-    neither a declaration that may say so nor such a call (`may_call(ctx, at)`): then no caller
-    needs looking up."""
+def _plain_special(ctx, head_start: int, head_end: int, i: int, word: bytes, may_call) -> bool:
+    """The body of an `operator()`/`operator[]` or a destructor (`word`: b"operator", or the
+    class's name), which sx.device_functions names "operator()", "~T": the file calls them by
+    that name only explicitly (`v.operator()(x)`, `p->~T()`), never as `v(x)` or `delete p`.
+    Plain where the head has no word that may mean __device__/__global__ and every other use of
+    the name is plainly neither a declaration that may say so nor such a call (`may_call(ctx,
+    at)`): then no caller needs looking up."""
     if may_name_device(ctx, head_start, head_end):
         return False
-    body_end = ctx.lexed.braces.closes[i]
-    for at in uses:
-        if head_start <= at <= body_end:
-            continue
-        if may_name_device(ctx, ctx.lexed.statement_start(at), at) or (ctx.in_code(at) and may_call(ctx, at)):
-            return False
-    return True
+    return not _any_outside(_special_doubts(ctx, word, may_call), head_start, ctx.lexed.braces.closes[i])
+
+
+def _special_doubts(ctx, word: bytes, may_call) -> list[int]:
+    """The uses of a special member's name (every `operator`; a destructor's `~T`) that may
+    declare it __device__ or call it, in order; once per file and name: a file of functors has
+    hundreds of `operator()`."""
+    def compute(c):
+        data = c.data
+        uses = sx.word_starts(c, word)
+        if may_call is _may_call_destructor:
+            uses = [at for at in uses if data[at - 1 : at] == b"~"]
+        return [at for at in uses
+                if may_name_device(c, c.lexed.statement_start(at), at) or (c.in_code(at) and may_call(c, at))]
+    return sx.memo(ctx, ("host_code_special_doubts", word, may_call), compute)
 
 
 def _may_call_operator(ctx, at: int) -> bool:
@@ -181,22 +187,44 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
     a function's name would."""
     if may_name_device(ctx, head_start, name_end):
         return False
-    braces, data = ctx.lexed.braces, ctx.data
-    body_end = braces.closes[i]
-    # Every other occurrence, comments included: more than the tree's calls and declarations.
-    uses = [at for at in whole_word_starts(data, name) if not head_start <= at <= body_end]
-    if any(may_name_device(ctx, ctx.lexed.statement_start(at), at) for at in uses):
+    body_end = ctx.lexed.braces.closes[i]
+    # The occurrences outside this definition, comments included (more than the tree's calls
+    # and declarations); what each is, told once per name: a file may define a name many times
+    # (overloads, members of several classes).
+    doubts, sites = _name_uses(ctx, name)
+    if _any_outside(doubts, head_start, body_end):
         return False  # a prototype or member declaration of the name may say __device__
     if name == b"main":
         return True
-    sites = [at for at in uses if ctx.in_code(at) and _may_be_called(ctx, at, at + len(name))]
-    if not sites:
+    if not _any_outside(sites, head_start, body_end):
         return True  # the tree has no call of it (a name in a comment, `&name`, `cg::name(...)`)
     if depth >= MAX_CALLERS_DEPTH:
         return False
-    return any(_is_call(ctx, at, name) and sx.live(ctx, at)
-               and (sx.host_pass_only(ctx, at) or certainly_host(ctx, at, depth + 1))
-               for at in sites)
+    return _any_outside(_host_callers(ctx, name, sites, depth), head_start, body_end)
+
+
+def _any_outside(offsets: list[int], start: int, end: int) -> bool:
+    """Whether one of the sorted `offsets` is outside start..end (both included)."""
+    return bool(offsets) and (offsets[0] < start or offsets[-1] > end)
+
+
+def _name_uses(ctx, name: bytes) -> tuple[list[int], list[int]]:
+    """Where `name` stands as a whole word, in order: where a declaration before it may say
+    __device__, and where it may be called (_may_be_called, in code)."""
+    def compute(c):
+        uses = sx.word_starts(c, name)
+        return ([at for at in uses if may_name_device(c, c.lexed.statement_start(at), at)],
+                [at for at in uses if c.in_code(at) and _may_be_called(c, at, at + len(name))])
+    return sx.memo(ctx, ("host_code_uses", name), compute)
+
+
+def _host_callers(ctx, name: bytes, sites: list[int], depth: int) -> list[int]:
+    """Those of `sites` that certainly call `name` from host code (looking up to
+    MAX_CALLERS_DEPTH callers up from `depth`), in order. Each is a fact about its own place:
+    whichever definition of the name asks, the answer is the same."""
+    return sx.memo(ctx, ("host_code_callers", name, depth), lambda c: [
+        at for at in sites if _is_call(c, at, name) and sx.live(c, at)
+        and (sx.host_pass_only(c, at) or certainly_host(c, at, depth + 1))])
 
 
 # What may follow a callee's name: its arguments, template arguments, the `)` of `(f)(x)`,

@@ -75,14 +75,14 @@ import bisect
 import functools
 import weakref
 import re
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, Hashable, Iterable, NamedTuple
 
 import tree_sitter
 
 from hipport import regexes
 from hipport.parse import tree as ts
 from hipport.parse.lexer import MacroDef, Substrings, logical_end
-from hipport.patterns import by_common_start, starts_of, word_start
+from hipport.patterns import by_common_start, starts_of, whole_word_starts, word_start
 from hipport.rewrite.calls import split_top_level
 
 __all__ = [
@@ -98,7 +98,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- caching
 
-def memo(ctx, key: str, compute: Callable):
+def memo(ctx, key: Hashable, compute: Callable):
     """compute(ctx), once per context and key. The cache lives on the context object."""
     cache = ctx.memo
     try:
@@ -661,6 +661,14 @@ def nodes(ctx, *types: str) -> list:
     return out
 
 
+def nodes_between(ctx, node_type: str, start: int, end: int) -> list:
+    """The nodes of one type that start in [start, end), in source order: found by bisection
+    (a rule asking once per function or array would otherwise read the whole list each time)."""
+    found = _of_type(ctx, node_type)
+    starts = memo(ctx, ("node_starts", node_type), lambda _: [n.start_byte for n in found])
+    return found[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
+
+
 def live_nodes(ctx, *types: str) -> list:
     return [n for n in nodes(ctx, *types) if live(ctx, n.start_byte)]
 
@@ -900,8 +908,12 @@ def _device_functions(ctx) -> tuple[DeviceFunction, ...]:
             ranges = _segments(found)
             for item in list(host_defs):
                 name, fn, body = item
-                sites = [s for s in calls.get(name, ()) if not body.start_byte <= s < body.end_byte]
-                if sites and all(_in_device(ctx, ranges, s) for s in sites):
+                # the calls outside the body (in order, as the calls are): many definitions
+                # may share a name (`operator()`), so no list of the others is made for each
+                named = calls.get(name, ())
+                inside = bisect.bisect_left(named, body.start_byte), bisect.bisect_left(named, body.end_byte)
+                if (inside[0] or inside[1] < len(named)) and all(
+                        _in_device(ctx, ranges, s) for part in (named[:inside[0]], named[inside[1]:]) for s in part):
                     found.append(DeviceFunction(name, "called-from-device", _definition_start(fn),
                                                 body.start_byte, body.end_byte))
                     host_defs.remove(item)
@@ -1005,6 +1017,38 @@ def in_device_code(ctx, offset: int) -> bool:
 # tree-sitter-cuda's `<<<` token: three '<' with whitespace allowed between them (here any
 # byte that may belong to a Unicode space; the tree decides).
 LAUNCH_OPEN = regexes.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]*<")
+
+
+# A file's first few names are looked up by scanning its text for each; past that, one pass
+# indexes every word (a file of hundreds of functions asks for each one's name, and a scan
+# per name made the whole quadratic in the file's size).
+_SCANS_BEFORE_INDEX = 32
+_ANY_WORD = regexes.compile(rb"\w+")  # IS_WORD_BYTE's runs: bytes patterns' \w is ASCII
+
+
+class _WordStarts:
+    def __init__(self, data: bytes):
+        self.data = data
+        self.scanned: dict[bytes, list[int]] = {}
+        self.index: dict[bytes, list[int]] | None = None
+
+    def __call__(self, word: bytes) -> list[int]:
+        if self.index is None:
+            got = self.scanned.get(word)
+            if got is not None:
+                return got
+            if len(self.scanned) < _SCANS_BEFORE_INDEX:
+                got = self.scanned[word] = whole_word_starts(self.data, word)
+                return got
+            self.index = {}
+            for m in _ANY_WORD.finditer(self.data):
+                self.index.setdefault(m.group(), []).append(m.start())
+        return self.index.get(word, [])
+
+
+def word_starts(ctx, word: bytes) -> list[int]:
+    """patterns.whole_word_starts(ctx.data, word), kept per file (not to be changed)."""
+    return memo(ctx, "word_starts", lambda c: _WordStarts(c.data))(word)
 
 
 def words_finder(words) -> Substrings:

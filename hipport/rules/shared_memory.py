@@ -78,7 +78,7 @@ _WORD = regexes.compile(rb"[A-Za-z_]\w*")
 
 
 def _identifiers_in(ctx, start: int, end: int) -> set[str]:
-    return {sx.text(n) for n in sx.nodes(ctx, "identifier") if start <= n.start_byte < end}
+    return {sx.text(n) for n in sx.nodes_between(ctx, "identifier", start, end)}
 
 
 @rule(code="HP651", name="static-shared-memory-over-64k", category="shared-memory-limit",

@@ -12,7 +12,7 @@ import re
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
 from hipport.parse.braces import match_back, word_before
-from hipport.patterns import any_case, leftmost_matches, starts_of, whole_word_starts
+from hipport.patterns import any_case, leftmost_matches, starts_of
 from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
@@ -516,9 +516,7 @@ def lane_arithmetic_with_32(ctx):
 
 def _warp_indexed(ctx, name: str, start: int, end: int) -> str | None:
     """How the array is indexed per warp within [start, end), if it is."""
-    for sub in sx.nodes(ctx, "subscript_expression"):
-        if not (start <= sub.start_byte < end):
-            continue
+    for sub in sx.nodes_between(ctx, "subscript_expression", start, end):
         arg = sub.child_by_field_name("argument")
         if arg is None or sx.text(arg) != name:
             continue
@@ -919,7 +917,7 @@ def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
     # Else `mask` in any case is `mask` in the lower-cased text, at the same offsets
     starts = {_NAME_START.search(data, max(0, at - 64), at).start() for at in starts_of(_lowered(ctx), b"mask")}
     for name in flagged_names:
-        starts.update(whole_word_starts(data, name.encode()))
+        starts.update(sx.word_starts(ctx, name.encode()))
     for at in starts:
         init = _INITIALIZED.match(data, at)
         if init is not None and not ctx.lexed.in_comment_or_string(at) \
