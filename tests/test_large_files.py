@@ -11,6 +11,7 @@ import pytest
 from hipport import patterns
 from hipport.analysis import context_for
 from hipport.config import Settings
+from hipport.files import file_kind
 from hipport.pipeline import port_source
 from hipport.rules import _syntax as sx
 
@@ -33,11 +34,20 @@ PIECES = {
 }
 
 
-def repeated(piece: bytes, count: int) -> bytes:
-    return b"#include <cuda_runtime.h>\n" + b"".join(piece % {b"i": i} for i in range(count))
+# Build files: a flag reported by one row of the flag tables is not reported again by another,
+# which was a look through every flag reported so far.
+BUILD_PIECES = {
+    "CMakeLists.txt": b"add_library(lib%(i)d SHARED k%(i)d.cu)\n"
+                      b"target_compile_options(lib%(i)d PRIVATE -arch=sm_80 --use_fast_math -rdc=true)\n",
+    "Makefile": b"k%(i)d.o: k%(i)d.cu\n\tnvcc -arch=sm_80 -O3 --use_fast_math -c $< -o $@\n",
+}
 
 
-def lines_run(data: bytes) -> int:
+def repeated(piece: bytes, count: int, head: bytes = b"#include <cuda_runtime.h>\n") -> bytes:
+    return head + b"".join(piece % {b"i": i} for i in range(count))
+
+
+def lines_run(data: bytes, rel: str = "t.cu") -> int:
     count = [0]
 
     def trace(frame, event, arg):
@@ -46,19 +56,20 @@ def lines_run(data: bytes) -> int:
 
     sys.settrace(trace)
     try:
-        port_source(data, "t.cu", "cuda", Settings())
+        port_source(data, rel, file_kind(rel), Settings())
     finally:
         sys.settrace(None)
     return count[0]
 
 
-@pytest.mark.parametrize("name", PIECES)
-def test_four_times_the_file_is_about_four_times_the_work(name, monkeypatch):
+@pytest.mark.parametrize("rel, name", [("t.cu", name) for name in PIECES] + [(rel, rel) for rel in BUILD_PIECES])
+def test_four_times_the_file_is_about_four_times_the_work(rel, name, monkeypatch):
     monkeypatch.setattr(sx, "_walked", [0])  # both files' trees indexed the same way (see sx._of_type)
-    small, large = repeated(PIECES[name], 40), repeated(PIECES[name], 160)
+    piece, head = (PIECES[name], b"#include <cuda_runtime.h>\n") if rel == "t.cu" else (BUILD_PIECES[rel], b"")
+    small, large = repeated(piece, 40, head), repeated(piece, 160, head)
     for data in (small, large):  # what a process learns once (tables, rules, answers kept for the next files)
-        port_source(data, "t.cu", "cuda", Settings())
-    small_work, large_work = lines_run(small), lines_run(large)
+        port_source(data, rel, file_kind(rel), Settings())
+    small_work, large_work = lines_run(small, rel), lines_run(large, rel)
     assert large_work < 4.5 * small_work, (small_work, large_work)  # quadratic work: 5 to 15 times over
 
 

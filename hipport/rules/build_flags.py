@@ -387,14 +387,14 @@ def _needs_present(ctx) -> frozenset[bytes]:
 
 def _flag_hits(ctx, table, suffix: str = "") -> Iterator[Hit]:
     present = _needs_present(ctx)
-    seen: set[tuple[int, int]] = set()
+    covered: set[int] = set()  # the offsets of the flags reported (a flag is a few bytes)
     for guard, flag in table:
         if present.isdisjoint(guard.words):
             continue  # no text of the file can match
         for start, end, text in build_matches(ctx, guard.pattern):
-            if any(s <= start < e for s, e in seen):
-                continue
-            seen.add((start, end))
+            if start in covered:
+                continue  # inside a flag an earlier row reported
+            covered.update(range(start, end))
             shown = text.decode("utf-8", "replace")
             yield Hit(start, end, f"`{shown}`: {flag.what}{suffix}",
                       flag.suggestion)
