@@ -29,6 +29,7 @@ class Source:
         self.data = data
         self.path = path
         self._line_starts: list[int] = []
+        self._snippets: dict[int, str] = {}
 
     @property
     def bom(self) -> bytes:
@@ -58,3 +59,11 @@ class Source:
         start = starts[line - 1]
         end = starts[line] if line < len(starts) else len(self.data)
         return self.data[start:end].rstrip(b"\r\n").decode("utf-8", "replace")
+
+    def snippet(self, line: int) -> str:
+        """The line's text without the spaces around it (a finding's snippet), read once per
+        line: one long line (generated, minified) may hold thousands of findings."""
+        got = self._snippets.get(line)
+        if got is None:
+            got = self._snippets[line] = self.line_text(line).strip()
+        return got

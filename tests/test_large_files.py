@@ -5,6 +5,7 @@ of its own. Counted, not timed: the Python lines run (sys.settrace) and the scan
 whole text, for a file and for the same file four times over."""
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,10 @@ from hipport.analysis import context_for
 from hipport.config import Settings
 from hipport.files import file_kind
 from hipport.pipeline import port_source
+from hipport.source import Source
 from hipport.rules import _syntax as sx
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Each a piece of a file, repeated with %(i)d numbered; every piece brings work for the rules
 # that tell host code from device code.
@@ -33,6 +37,12 @@ PIECES = {
                      b"void go%(i)d(float* d) { s%(i)d<<<1, 32, 70000>>>(d); }\n",
 }
 
+
+# Blocks nested hundreds deep (generated code): each question from inside climbed them all,
+# in the tree (each step up a walk down from the root) and in the brace structure. The piece
+# opens two blocks; the file closes them all.
+NESTED = b"{ if (threadIdx.x %% 32 == %(i)d) { float v%(i)d = __shfl_down_sync(0xffffffff, 1.0f, 16); int a%(i)d[32 / 2];\n"
+HOST_NESTED = b"{ if (n > %(i)d) { k<<<1, 32>>>(p); int lane%(i)d = n %% 32;\n"
 
 # Build files: a flag reported by one row of the flag tables is not reported again by another,
 # which was a look through every flag reported so far.
@@ -62,11 +72,26 @@ def lines_run(data: bytes, rel: str = "t.cu") -> int:
     return count[0]
 
 
-@pytest.mark.parametrize("rel, name", [("t.cu", name) for name in PIECES] + [(rel, rel) for rel in BUILD_PIECES])
+def nested(piece: bytes, count: int, head: bytes, tail: bytes) -> bytes:
+    return head + b"".join(piece % {b"i": i} for i in range(count)) + b"}" * (2 * count) + tail
+
+
+def file_of(rel: str, name: str, count: int) -> bytes:
+    if name == "nested blocks":
+        return nested(NESTED, count, b"__global__ void k() {\n", b"}\n")
+    if name == "nested host blocks":
+        return nested(HOST_NESTED, count, b"__global__ void k(float*) {}\nvoid h(float* p, int n) {\n",
+                      b"}\nint main() { h(0, 1); }\n")
+    if rel == "t.cu":
+        return repeated(PIECES[name], count)
+    return repeated(BUILD_PIECES[rel], count, b"")
+
+
+@pytest.mark.parametrize("rel, name", [("t.cu", name) for name in [*PIECES, "nested blocks", "nested host blocks"]]
+                         + [(rel, rel) for rel in BUILD_PIECES])
 def test_four_times_the_file_is_about_four_times_the_work(rel, name, monkeypatch):
     monkeypatch.setattr(sx, "_walked", [0])  # both files' trees indexed the same way (see sx._of_type)
-    piece, head = (PIECES[name], b"#include <cuda_runtime.h>\n") if rel == "t.cu" else (BUILD_PIECES[rel], b"")
-    small, large = repeated(piece, 40, head), repeated(piece, 160, head)
+    small, large = file_of(rel, name, 40), file_of(rel, name, 160)
     for data in (small, large):  # what a process learns once (tables, rules, answers kept for the next files)
         port_source(data, rel, file_kind(rel), Settings())
     small_work, large_work = lines_run(small, rel), lines_run(large, rel)
@@ -111,3 +136,37 @@ def test_nodes_between_are_the_nodes_that_start_in_the_span():
                        (everything[5].start_byte + 1, everything[9].start_byte + 1), (len(data), len(data) + 5)]:
         assert sx.nodes_between(ctx, "subscript_expression", start, end) == [
             n for n in everything if start <= n.start_byte < end]
+
+
+def test_a_long_line_is_read_once_for_all_its_findings(monkeypatch):
+    """A generated or minified file on one line: each finding's snippet is that line, read and
+    stripped once, not once per finding."""
+    read = []
+    real = Source.line_text
+    monkeypatch.setattr(Source, "line_text", lambda self, line: read.append(line) or real(self, line))
+    piece = b"__global__ void k%(i)d(float* x){x[threadIdx.x%%32]=__shfl_down_sync(0xffffffff,x[0],16);} "
+    done = port_source(repeated(piece, 100, b""), "t.cu", "cuda", Settings())
+    assert len(done.result.findings) >= 200 and {f.line for f in done.result.findings} == {1}
+    assert read == [1]
+    assert {f.snippet for f in done.result.findings} == {repeated(piece, 100, b"").decode().strip()}
+
+
+@pytest.mark.parametrize("types, of", [(("array_declarator",), "binary_expression"),
+                                        (("function_definition", "lambda_expression"), "declaration"),
+                                        (("function_definition", "lambda_expression"), "binary_expression")])
+def test_within_is_what_a_climb_finds(types, of):
+    def climb(node):
+        parent = node.parent
+        while parent is not None:
+            if parent.type in types:
+                return True
+            parent = parent.parent
+        return False
+
+    checked = 0
+    for path in sorted((ROOT / "fixtures").rglob("*.cu")):
+        ctx = context_for(path.read_bytes(), path.name, "cuda", Settings())
+        for node in sx.nodes(ctx, of):
+            assert sx.within(ctx, node, *types) == climb(node), (path, node)
+            checked += 1
+    assert checked > 100

@@ -669,6 +669,27 @@ def nodes_between(ctx, node_type: str, start: int, end: int) -> list:
     return found[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
 
 
+def within(ctx, node, *types: str) -> bool:
+    """Whether a node of one of `types` (not `node`'s own type) holds `node`: has it inside its
+    span, as an ancestor does. Told without climbing: in tree-sitter a step to a node's parent
+    walks down from the root, so a climb costs the square of the depth (a generated file nests
+    hundreds of blocks)."""
+    assert node.type not in types
+    starts, reach = memo(ctx, ("spans", types), lambda c: _reach(nodes(c, *types)))
+    i = bisect.bisect_right(starts, node.start_byte) - 1
+    return i >= 0 and reach[i] >= node.end_byte
+
+
+def _reach(found: list) -> tuple[list[int], list[int]]:
+    """The nodes' starts (in order) and, for each, the furthest end of the nodes up to it."""
+    starts, reach, furthest = [], [], -1
+    for n in found:
+        furthest = max(furthest, n.end_byte)
+        starts.append(n.start_byte)
+        reach.append(furthest)
+    return starts, reach
+
+
 def live_nodes(ctx, *types: str) -> list:
     return [n for n in nodes(ctx, *types) if live(ctx, n.start_byte)]
 

@@ -234,10 +234,10 @@ def _lane_math_nodes(ctx):
             if not why or not sx.relevant(c, node.start_byte):
                 continue
             in_device = sx.in_device_code(c, node.start_byte)
-            at_file_scope = sx.device_function_at(c, node.start_byte) is None and _outside_functions(node)
+            at_file_scope = sx.device_function_at(c, node.start_byte) is None and _outside_functions(c, node)
             if not (in_device or at_file_scope):
                 continue
-            if _inside(node, "array_declarator"):
+            if sx.within(c, node, "array_declarator"):
                 continue  # a shared array's size: warp-sized-shared-array reports it
             out.append((node, why))
         return out
@@ -307,22 +307,8 @@ def _may_shift_a_literal(ctx, at: int) -> bool:
     return token[:1].isdigit() or token[:1] == b"."
 
 
-def _inside(node, kind: str) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.type == kind:
-            return True
-        parent = parent.parent
-    return False
-
-
-def _outside_functions(node) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.type in ("function_definition", "lambda_expression"):
-            return False
-        parent = parent.parent
-    return True
+def _outside_functions(ctx, node) -> bool:
+    return not sx.within(ctx, node, "function_definition", "lambda_expression")
 
 
 _MACRO_LANE_MATH = regexes.compile(
@@ -590,7 +576,7 @@ def warp_sized_shared_array(ctx):
         if not sx.relevant(ctx, decl.start_byte):
             continue
         f = sx.device_function_at(ctx, decl.start_byte)
-        if f is None and not _outside_functions(decl):
+        if f is None and not _outside_functions(ctx, decl):
             continue
         if why is None:  # a `[32]` array: flagged when it is indexed per warp or lane
             scope = (f.body_start, f.body_end) if f is not None else (0, len(ctx.data))
