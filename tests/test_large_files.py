@@ -170,3 +170,24 @@ def test_within_is_what_a_climb_finds(types, of):
             assert sx.within(ctx, node, *types) == climb(node), (path, node)
             checked += 1
     assert checked > 100
+
+
+def test_ancestors_are_what_a_climb_finds():
+    def climb(node):
+        out, parent = [], node.parent
+        while parent is not None:
+            out.append(parent.id)
+            parent = parent.parent
+        return out[::-1]
+
+    texts = [path.read_bytes() for path in sorted((ROOT / "fixtures").rglob("*.cu"))[::3]]
+    texts.append(nested(NESTED, 30, b"__global__ void k() {\n", b"}\n"))
+    texts.append(b"void f() { int a[] = {1, 2,}; g(,); }\n")  # missing and error nodes
+    checked = 0
+    for data in texts:
+        ctx = context_for(data, "t.cu", "cuda", Settings())
+        every = sx.walk(ctx.tree.root_node)
+        for node in list(every)[::5]:
+            assert [a.id for a in sx.ancestors(ctx, node)] == climb(node), node
+            checked += 1
+    assert checked > 1000

@@ -669,6 +669,35 @@ def nodes_between(ctx, node_type: str, start: int, end: int) -> list:
     return found[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
 
 
+def ancestors(ctx, node) -> list:
+    """`node`'s ancestors, the root first, found by walking down to it with a cursor: in
+    tree-sitter each step to a parent walks down from the root, so a climb costs the square of
+    the depth (a generated file nests hundreds of blocks)."""
+    out, cursor = [], ctx.tree.walk()
+    start, end, wanted = node.start_byte, node.end_byte, node.id
+    while cursor.node.id != wanted:
+        out.append(cursor.node)
+        if cursor.goto_first_child_for_byte(start) is None:
+            return _climb(node)
+        while True:  # the child holding the node (a zero-width one before it holds nothing)
+            child = cursor.node
+            if child.start_byte <= start and end <= child.end_byte and (
+                    child.start_byte < child.end_byte or child.id == wanted):
+                break
+            if not cursor.goto_next_sibling():
+                return _climb(node)
+    return out
+
+
+def _climb(node) -> list:
+    """ancestors() by climbing (where the walk down missed the node: not seen so far)."""
+    out, parent = [], node.parent
+    while parent is not None:
+        out.append(parent)
+        parent = parent.parent
+    return out[::-1]
+
+
 def within(ctx, node, *types: str) -> bool:
     """Whether a node of one of `types` (not `node`'s own type) holds `node`: has it inside its
     span, as an ancestor does. Told without climbing: in tree-sitter a step to a node's parent

@@ -164,8 +164,7 @@ def _plainly_host(ctx, node, depth: int = 0) -> bool:
     whose body holds it is certainly not one of sx.device_functions."""
     offset = node.start_byte
     verdicts = sx.memo(ctx, "dp_plain_host_functions", lambda _: {})
-    fn = node.parent
-    while fn is not None:
+    for fn in reversed(sx.ancestors(ctx, node)):  # the innermost first
         if fn.type in ("function_definition", "lambda_expression"):
             body = fn.child_by_field_name("body")
             if body is not None and body.start_byte <= offset < body.end_byte:
@@ -174,7 +173,6 @@ def _plainly_host(ctx, node, depth: int = 0) -> bool:
                     plain = verdicts[fn.id, depth] = _plain_host_function(ctx, fn, body, depth)
                 if not plain:
                     return False
-        fn = fn.parent
     return True
 
 
@@ -211,12 +209,11 @@ def _maybe_declared_device(ctx, word: bytes) -> bool:
     """Whether a declaration of `word` (a prototype, a member) may carry __device__ or
     __global__: a declaration around some occurrence of it has such a word before it."""
     for node in sx.nodes_at(ctx, (word.decode(),)):
-        start, decl = node.start_byte, node.parent
-        while decl is not None:
+        start = node.start_byte
+        for decl in reversed(sx.ancestors(ctx, node)):
             if decl.type in ("declaration", "field_declaration") \
                     and may_name_device(ctx, decl.start_byte, start):
                 return True
-            decl = decl.parent
     return False
 
 

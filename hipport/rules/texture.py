@@ -172,8 +172,7 @@ def _tree_object_declarations(ctx) -> list[ObjectDecl]:
     # the declaration whose type holds them, instead of visiting every declaration.
     found = {}
     for word in sx.nodes_named(ctx, OBJECT_TYPES, _OBJECT_WORDS):
-        decl = word.parent
-        while decl is not None:
+        for decl in sx.ancestors(ctx, word):
             if decl.type in _DECLARATIONS and decl.id not in found:
                 t = decl.child_by_field_name("type")
                 if t is not None and t.start_byte <= word.start_byte and word.end_byte <= t.end_byte:
@@ -182,7 +181,6 @@ def _tree_object_declarations(ctx) -> list[ObjectDecl]:
                     if idents:
                         found[decl.id] = ObjectDecl(decl.start_byte, t.start_byte, name, tuple(
                             (sx.text(i), i.end_byte) for i in idents))
-            decl = decl.parent
     return sorted(found.values())
 
 

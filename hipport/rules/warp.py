@@ -1198,10 +1198,7 @@ def popc_on_ballot(ctx):
         args = sx.call_args(call)
         if not args:
             continue
-        outer = call.parent
-        while outer is not None and not (outer.type == "call_expression" and sx.call_name(outer) in _BIT_32):
-            outer = outer.parent
-        if outer is not None:
+        if any(outer.type == "call_expression" and sx.call_name(outer) in _BIT_32 for outer in sx.ancestors(ctx, call)):
             continue  # `__clz(__brev(mask))`: reported once, at the outer call
         arg = args[0]
         uses = bool(_ballot_calls(ctx, arg)) or any(
