@@ -183,6 +183,7 @@ def test_ancestors_are_what_a_climb_finds():
     texts = [path.read_bytes() for path in sorted((ROOT / "fixtures").rglob("*.cu"))[::3]]
     texts.append(nested(NESTED, 30, b"__global__ void k() {\n", b"}\n"))
     texts.append(b"void f() { int a[] = {1, 2,}; g(,); }\n")  # missing and error nodes
+    texts.append(texts[-2].replace(b"float v20 =", b"float v20 = g(,) +"))  # and deep down
     checked = 0
     for data in texts:
         ctx = context_for(data, "t.cu", "cuda", Settings())

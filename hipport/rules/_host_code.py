@@ -210,7 +210,7 @@ def _plain_function(ctx, name: bytes, head_start: int, name_end: int, i: int, de
         return True  # the tree has no call of it (a name in a comment, `&name`, `cg::name(...)`)
     if depth >= MAX_CALLERS_DEPTH:
         return False
-    return _any_outside(_host_callers(ctx, name, sites, depth), head_start, body_end)
+    return _called_from_host(ctx, name, sites, depth, head_start, body_end)
 
 
 def _any_outside(offsets: list[int], start: int, end: int) -> bool:
@@ -228,13 +228,30 @@ def _name_uses(ctx, name: bytes) -> tuple[list[int], list[int]]:
     return sx.memo(ctx, ("host_code_uses", name), compute)
 
 
-def _host_callers(ctx, name: bytes, sites: list[int], depth: int) -> list[int]:
-    """Those of `sites` that certainly call `name` from host code (looking up to
-    MAX_CALLERS_DEPTH callers up from `depth`), in order. Each is a fact about its own place:
-    whichever definition of the name asks, the answer is the same."""
-    return sx.memo(ctx, ("host_code_callers", name, depth), lambda c: [
-        at for at in sites if _is_call(c, at, name) and sx.live(c, at)
-        and (sx.host_pass_only(c, at) or certainly_host(c, at, depth + 1))])
+class _Callers:
+    """The sites of a name's calls, judged in order as its definitions ask: whether a site
+    certainly calls the name from host code (looking up to MAX_CALLERS_DEPTH callers up) is a
+    fact about the site, whichever definition asks, so each is judged once; and a definition
+    stops at the first such site outside its own span, as most have one."""
+
+    def __init__(self, sites: list[int]):
+        self.sites, self.judged, self.host = sites, 0, []  # host: the sites judged so, in order
+
+
+def _called_from_host(ctx, name: bytes, sites: list[int], depth: int, start: int, end: int) -> bool:
+    """Whether one of `sites` outside start..end certainly calls `name` from host code."""
+    callers = sx.memo(ctx, ("host_code_callers", name, depth), lambda _: _Callers(sites))
+    if _any_outside(callers.host, start, end):
+        return True
+    while callers.judged < len(sites):
+        at = sites[callers.judged]
+        callers.judged += 1
+        if _is_call(ctx, at, name) and sx.live(ctx, at) \
+                and (sx.host_pass_only(ctx, at) or certainly_host(ctx, at, depth + 1)):
+            callers.host.append(at)
+            if not start <= at <= end:
+                return True
+    return False
 
 
 # What may follow a callee's name: its arguments, template arguments, the `)` of `(f)(x)`,

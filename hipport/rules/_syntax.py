@@ -669,10 +669,20 @@ def nodes_between(ctx, node_type: str, start: int, end: int) -> list:
     return found[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
 
 
+_CLIMB = 24  # parents climbed before ancestors() walks down instead
+
+
 def ancestors(ctx, node) -> list:
-    """`node`'s ancestors, the root first, found by walking down to it with a cursor: in
-    tree-sitter each step to a parent walks down from the root, so a climb costs the square of
-    the depth (a generated file nests hundreds of blocks)."""
+    """`node`'s ancestors, the root first: climbed for a node a few levels deep, else found by
+    walking down to it with a cursor. In tree-sitter each step to a parent walks down from the
+    root, so a climb costs the square of the depth (a generated file nests hundreds of
+    blocks); a walk down costs the depth, in Python steps."""
+    climbed, parent = [], node.parent
+    while parent is not None and len(climbed) < _CLIMB:  # most nodes are a few levels deep
+        climbed.append(parent)
+        parent = parent.parent
+    if parent is None:
+        return climbed[::-1]
     out, cursor = [], ctx.tree.walk()
     start, end, wanted = node.start_byte, node.end_byte, node.id
     while cursor.node.id != wanted:
