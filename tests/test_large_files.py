@@ -1,8 +1,9 @@
 """The work on one file grows with the file, not with its square: a generated or vendored file
 may hold hundreds of functions that share a name (overloads, members of many classes,
-functors' `operator()`), hundreds of shared arrays, or hundreds of functions each with a name
-of its own. Counted, not timed: the Python lines run (sys.settrace) and the scans of the
-whole text, for a file and for the same file four times over."""
+functors' `operator()`), hundreds of shared arrays or of names, blocks nested hundreds deep,
+a build file of a thousand targets, or everything on one line. Counted, not timed: the Python
+lines run (sys.settrace), the scans of the whole text and the reads of a line, for a file and
+for the same file four times over."""
 
 import sys
 from pathlib import Path
@@ -14,8 +15,8 @@ from hipport.analysis import context_for
 from hipport.config import Settings
 from hipport.files import file_kind
 from hipport.pipeline import port_source
-from hipport.source import Source
 from hipport.rules import _syntax as sx
+from hipport.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
 
