@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
-BATCH = 64  # files per cache query and per task (fewer when processes share them)
+BATCH = parallel.LARGEST  # files per cache query and per task (fewer when processes share them)
 AHEAD = 4  # batches queued per process (twice as many read ahead): bounds the bytes held
 GIVE_UP_AFTER = 2 * BATCH  # files looked up in vain before a run stops looking (cache.Lookups)
 

@@ -44,7 +44,6 @@ def certainly_host(ctx, offset: int, depth: int = 0) -> bool:
         return False
     # A brace pair found plain is plain however deep the question came; one that could not be
     # told at some depth cannot be told from any deeper (fewer callers left to look up).
-    plain = sx.memo(ctx, "host_code_plain", lambda _: set())
     unsure = sx.memo(ctx, "host_code_unsure", lambda _: {})  # brace -> the least such depth
     # plain brace -> a pair around it such that every pair between is plain (-1: file scope):
     # a climb jumps there, so blocks nested hundreds deep are not climbed again for each
@@ -53,17 +52,14 @@ def certainly_host(ctx, offset: int, depth: int = 0) -> bool:
     i = braces.innermost(offset)
     passed = []
     while i >= 0:
-        if i in past:
-            passed.append(i)
-            i = past[i]
-            continue
-        if i not in plain:
+        up = past.get(i)
+        if up is None:
             if unsure.get(i, MAX_CALLERS_DEPTH + 1) <= depth or not _plain_brace(ctx, i, depth):
                 unsure[i] = min(depth, unsure.get(i, depth))
                 break
-            plain.add(i)
+            up = past[i] = braces.parents[i]
         passed.append(i)
-        i = braces.parents[i]
+        i = up
     for p in passed:
         past[p] = i
     return i < 0

@@ -681,31 +681,32 @@ def ancestors(ctx, node) -> list:
     while parent is not None and len(climbed) < _CLIMB:  # most nodes are a few levels deep
         climbed.append(parent)
         parent = parent.parent
-    if parent is None:
-        return climbed[::-1]
+    walked = None if parent is None else _walk_down(ctx, node)
+    if walked is not None:
+        return walked
+    while parent is not None:  # the walk down missed the node (not seen so far): climb on
+        climbed.append(parent)
+        parent = parent.parent
+    return climbed[::-1]
+
+
+def _walk_down(ctx, node) -> list | None:
+    """The nodes a cursor passes from the root down to `node` (its ancestors); None if it
+    does not get there."""
     out, cursor = [], ctx.tree.walk()
     start, end, wanted = node.start_byte, node.end_byte, node.id
     while cursor.node.id != wanted:
         out.append(cursor.node)
         if cursor.goto_first_child_for_byte(start) is None:
-            return _climb(node)
+            return None
         while True:  # the child holding the node (a zero-width one before it holds nothing)
             child = cursor.node
             if child.start_byte <= start and end <= child.end_byte and (
                     child.start_byte < child.end_byte or child.id == wanted):
                 break
             if not cursor.goto_next_sibling():
-                return _climb(node)
+                return None
     return out
-
-
-def _climb(node) -> list:
-    """ancestors() by climbing (where the walk down missed the node: not seen so far)."""
-    out, parent = [], node.parent
-    while parent is not None:
-        out.append(parent)
-        parent = parent.parent
-    return out[::-1]
 
 
 def within(ctx, node, *types: str) -> bool:
