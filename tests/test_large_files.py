@@ -43,7 +43,24 @@ PIECES = {
 # in the tree (each step up a walk down from the root) and in the brace structure. The piece
 # opens two blocks; the file closes them all.
 NESTED = b"{ if (threadIdx.x %% 32 == %(i)d) { float v%(i)d = __shfl_down_sync(0xffffffff, 1.0f, 16); int a%(i)d[32 / 2];\n"
-HOST_NESTED = b"{ if (n > %(i)d) { k<<<1, 32>>>(p); int lane%(i)d = n %% 32;\n"
+NESTS = {  # name: (piece, head, tail)
+    "nested blocks": (NESTED, b"__global__ void k() {\n", b"}\n"),
+    "nested host blocks": (b"{ if (n > %(i)d) { k<<<1, 32>>>(p); int lane%(i)d = n %% 32;\n",
+                           b"__global__ void k(float*) {}\nvoid h(float* p, int n) {\n",
+                           b"}\nint main() { h(0, 1); }\n"),
+    # the declarations around each grid group, the function around each return, the functions
+    # around each runtime call: asked from deep down
+    "nested grid groups": (b"{ if (x[%(i)d]) { cg::grid_group g%(i)d = cg::this_grid(); g%(i)d.sync();\n",
+                           b"#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+                           b"__global__ void k(int* x) {\n", b"}\n"),
+    "nested ballot returns": (b"{ if (x[%(i)d]) { if (x[1]) return __ballot_sync(0xffffffff, 1);\n",
+                              b"__device__ unsigned k(int* x) {\n", b"return 0; }\n"),
+    "nested runtime calls": (b"{ if (x[%(i)d]) { cudaError_t e%(i)d = cudaGetLastError(); x[0] = (int)e%(i)d;\n",
+                             b"__global__ void k(int* x) {\n", b"}\n"),
+    # each array's scope runs to the end of the kernel, past every later array's subscripts
+    "nested shared arrays": (b"{ if (x[%(i)d]) { __shared__ int s%(i)d[32]; s%(i)d[threadIdx.x %% 32] = 1;\n",
+                             b"__global__ void k(int* x) {\n", b"}\n"),
+}
 
 # Build files: a flag reported by one row of the flag tables is not reported again by another,
 # which was a look through every flag reported so far.
@@ -78,17 +95,15 @@ def nested(piece: bytes, count: int, head: bytes, tail: bytes) -> bytes:
 
 
 def file_of(rel: str, name: str, count: int) -> bytes:
-    if name == "nested blocks":
-        return nested(NESTED, count, b"__global__ void k() {\n", b"}\n")
-    if name == "nested host blocks":
-        return nested(HOST_NESTED, count, b"__global__ void k(float*) {}\nvoid h(float* p, int n) {\n",
-                      b"}\nint main() { h(0, 1); }\n")
+    if name in NESTS:
+        piece, head, tail = NESTS[name]
+        return nested(piece, count, head, tail)
     if rel == "t.cu":
         return repeated(PIECES[name], count)
     return repeated(BUILD_PIECES[rel], count, b"")
 
 
-@pytest.mark.parametrize("rel, name", [("t.cu", name) for name in [*PIECES, "nested blocks", "nested host blocks"]]
+@pytest.mark.parametrize("rel, name", [("t.cu", name) for name in [*PIECES, *NESTS]]
                          + [(rel, rel) for rel in BUILD_PIECES])
 def test_four_times_the_file_is_about_four_times_the_work(rel, name, monkeypatch):
     monkeypatch.setattr(sx, "_walked", [0])  # both files' trees indexed the same way (see sx._of_type)
@@ -173,23 +188,31 @@ def test_within_is_what_a_climb_finds(types, of):
     assert checked > 100
 
 
-def test_ancestors_are_what_a_climb_finds():
+@pytest.mark.parametrize("types", [("function_definition", "lambda_expression"), ("call_expression",),
+                                   ("declaration", "parameter_declaration", "field_declaration"),
+                                   ("compound_statement",), ("ERROR",)])
+def test_enclosing_is_what_a_climb_finds(types, monkeypatch):
     def climb(node):
-        out, parent = [], node.parent
+        out, parent, depth = [], node.parent, 0
         while parent is not None:
-            out.append(parent.id)
-            parent = parent.parent
-        return out[::-1]
+            if parent.type in types:
+                out.append(parent.id)
+            parent, depth = parent.parent, depth + 1
+        return out, depth
 
     texts = [path.read_bytes() for path in sorted((ROOT / "fixtures").rglob("*.cu"))[::3]]
     texts.append(nested(NESTED, 30, b"__global__ void k() {\n", b"}\n"))
     texts.append(b"void f() { int a[] = {1, 2,}; g(,); }\n")  # missing and error nodes
     texts.append(texts[-2].replace(b"float v20 =", b"float v20 = g(,) +"))  # and deep down
-    checked = 0
-    for data in texts:
-        ctx = context_for(data, "t.cu", "cuda", Settings())
-        every = sx.walk(ctx.tree.root_node)
-        for node in list(every)[::5]:
-            assert [a.id for a in sx.ancestors(ctx, node)] == climb(node), node
-            checked += 1
-    assert checked > 1000
+    texts.append(nested(b"{ if (x) { f(g(h%(i)d(1)), [=](int i) { return k(i); }) ", 20, b"void m() {\n", b"}\n"))
+    checked = deep = 0
+    for climbed in (sx._CLIMB, 2):  # as it is, and with the spans asked from two levels up
+        monkeypatch.setattr(sx, "_CLIMB", climbed)
+        for data in texts:
+            ctx = context_for(data, "t.cu", "cuda", Settings())
+            for node in list(sx.walk(ctx.tree.root_node))[::5]:
+                found, depth = climb(node)
+                assert [a.id for a in sx.enclosing(ctx, node, *types)] == found, node
+                checked += 1
+                deep += depth > climbed + 1  # the spans told the outer ones
+    assert checked > 2000 and deep > 1000

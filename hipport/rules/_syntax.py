@@ -36,6 +36,7 @@ Device code
 
 Tree access (tree-sitter-cuda)
     nodes(ctx, *types)              -> list of nodes of those types, in source order
+    enclosing(ctx, node, *types)    -> node's ancestors of those types, the innermost first
     live_nodes(ctx, *types)         -> the same, only those for which live(start) holds
     relevant_nodes(ctx, *types)     -> the same, only those for which relevant(start) holds
     call_name(call) -> str          callee's last name: `f`, `ns::f`, `f<T>`, `obj.f` -> "f"
@@ -75,7 +76,7 @@ import bisect
 import functools
 import weakref
 import re
-from typing import Callable, Hashable, Iterable, NamedTuple
+from typing import Callable, Hashable, Iterable, Iterator, NamedTuple
 
 import tree_sitter
 
@@ -669,44 +670,68 @@ def nodes_between(ctx, node_type: str, start: int, end: int) -> list:
     return found[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, end)]
 
 
-_CLIMB = 24  # parents climbed before ancestors() walks down instead
+_CLIMB = 24  # parents climbed before enclosing() asks the nodes' spans instead
 
 
-def ancestors(ctx, node) -> list:
-    """`node`'s ancestors, the root first: climbed for a node a few levels deep, else found by
-    walking down to it with a cursor. In tree-sitter each step to a parent walks down from the
-    root, so a climb costs the square of the depth (a generated file nests hundreds of
-    blocks); a walk down costs the depth, in Python steps."""
-    climbed, parent = [], node.parent
-    while parent is not None and len(climbed) < _CLIMB:  # most nodes are a few levels deep
-        climbed.append(parent)
+def enclosing(ctx, node, *types: str) -> Iterator:
+    """`node`'s ancestors of one of `types`, the innermost first. Most nodes are a few levels
+    deep: their parents are climbed. Past _CLIMB levels the rest come from the spans of the
+    file's nodes of those types (a _Nest): in tree-sitter each step to a parent walks down
+    from the root, so a climb costs the square of the depth, and a generated file nests
+    hundreds of blocks."""
+    parent = node.parent
+    for _ in range(_CLIMB):
+        if parent is None:
+            return
+        if parent.type in types:
+            yield parent
         parent = parent.parent
-    walked = None if parent is None else _walk_down(ctx, node)
-    if walked is not None:
-        return walked
-    while parent is not None:  # the walk down missed the node (not seen so far): climb on
-        climbed.append(parent)
+    if parent is not None:
+        if parent.type in types:
+            yield parent
+        yield from memo(ctx, ("nest", types), lambda c: _Nest(nodes(c, *types))).around(parent)
+
+
+class _Nest:
+    """Nodes of a few types by their spans, each with the nearest one that holds it: tree
+    nodes nest or keep apart, so the ones holding a node are a chain."""
+
+    def __init__(self, found: list) -> None:
+        self.nodes = sorted(found, key=lambda n: (n.start_byte, -n.end_byte))  # outer first
+        self.starts = [n.start_byte for n in self.nodes]
+        self.up: list[int] = []  # per node, the position of the nearest one holding it, or -1
+        open_: list[int] = []
+        for i, n in enumerate(self.nodes):
+            while open_ and self.nodes[open_[-1]].end_byte < n.end_byte:
+                open_.pop()  # ended before this one starts
+            self.up.append(open_[-1] if open_ else -1)
+            open_.append(i)
+
+    def around(self, node) -> Iterator:
+        """The nodes holding `node`, innermost first; one with `node`'s very span only when it is
+        an ancestor (a child can have its parent's span)."""
+        start, end = node.start_byte, node.end_byte
+        same = None  # the ancestors with node's span, once one of those types has it too
+        i = bisect.bisect_right(self.starts, start) - 1
+        while i >= 0:  # the last one to start by `start`, then the ones holding it
+            n = self.nodes[i]
+            if n.end_byte >= end and n.id != node.id:
+                if n.start_byte == start and n.end_byte == end:
+                    same = _same_span_above(node) if same is None else same
+                    if n.id in same:
+                        yield n
+                else:
+                    yield n
+            i = self.up[i]
+
+
+def _same_span_above(node) -> set[int]:
+    """The ids of the ancestors with `node`'s span: a short climb (a node's own span)."""
+    ids, parent = set(), node.parent
+    while parent is not None and parent.start_byte == node.start_byte and parent.end_byte == node.end_byte:
+        ids.add(parent.id)
         parent = parent.parent
-    return climbed[::-1]
-
-
-def _walk_down(ctx, node) -> list | None:
-    """The nodes a cursor passes from the root down to `node` (its ancestors); None if it
-    does not get there."""
-    out, cursor = [], ctx.tree.walk()
-    start, end, wanted = node.start_byte, node.end_byte, node.id
-    while cursor.node.id != wanted:
-        out.append(cursor.node)
-        if cursor.goto_first_child_for_byte(start) is None:
-            return None
-        while True:  # the child holding the node (a zero-width one before it holds nothing)
-            child = cursor.node
-            if child.start_byte <= start and end <= child.end_byte and (
-                    child.start_byte < child.end_byte or child.id == wanted):
-                break
-            if not cursor.goto_next_sibling():
-                return None
-    return out
+    return ids
 
 
 def within(ctx, node, *types: str) -> bool:
@@ -1173,8 +1198,8 @@ def calls_named(ctx, names, patterns=None) -> list:
     token is the call it names (a callee never sits inside another call)."""
     found = {}
     for node in nodes_at(ctx, names, patterns, code_only=True):
-        while node is not None and node.type != "call_expression":
-            node = node.parent
+        if node.type != "call_expression":
+            node = next(enclosing(ctx, node, "call_expression"), None)
         if node is not None and node.id not in found and call_name(node) in names:
             found[node.id] = node
     return sorted(found.values(), key=lambda n: n.start_byte)

@@ -248,10 +248,8 @@ def _grid_declarations(ctx) -> list:
     this_grid() call, the only things _compute_grid_vars goes by."""
     found = {}
     for node in [*sx.nodes_at(ctx, ("grid_group",)), *sx.calls_named(ctx, _THIS_GRID, _THIS_GRID_WORDS)]:
-        while node is not None:
-            if node.type in ("declaration", "parameter_declaration"):
-                found[node.id] = node
-            node = node.parent
+        for decl in sx.enclosing(ctx, node, "declaration", "parameter_declaration"):
+            found[decl.id] = decl
     return list(found.values())
 
 

@@ -115,9 +115,9 @@ def _kernel_launches(ctx) -> list:
     """Calls with a `<<<...>>>` (a kernel_call_syntax child), found from the `<<<` tokens in
     the text rather than from an index of the whole tree."""
     found = {}
-    for node in sx.nodes_at(ctx, (), (sx.LAUNCH_OPEN,)):
-        while node is not None and node.type != "kernel_call_syntax":
-            node = node.parent
+    for token in sx.nodes_at(ctx, (), (sx.LAUNCH_OPEN,)):
+        node = token if token.type == "kernel_call_syntax" else next(
+            sx.enclosing(ctx, token, "kernel_call_syntax"), None)
         call = node.parent if node is not None else None
         if call is not None and call.type == "call_expression":
             found[call.id] = call
@@ -164,15 +164,14 @@ def _plainly_host(ctx, node, depth: int = 0) -> bool:
     whose body holds it is certainly not one of sx.device_functions."""
     offset = node.start_byte
     verdicts = sx.memo(ctx, "dp_plain_host_functions", lambda _: {})
-    for fn in reversed(sx.ancestors(ctx, node)):  # the innermost first
-        if fn.type in ("function_definition", "lambda_expression"):
-            body = fn.child_by_field_name("body")
-            if body is not None and body.start_byte <= offset < body.end_byte:
-                plain = verdicts.get((fn.id, depth))
-                if plain is None:
-                    plain = verdicts[fn.id, depth] = _plain_host_function(ctx, fn, body, depth)
-                if not plain:
-                    return False
+    for fn in sx.enclosing(ctx, node, "function_definition", "lambda_expression"):  # the innermost first
+        body = fn.child_by_field_name("body")
+        if body is not None and body.start_byte <= offset < body.end_byte:
+            plain = verdicts.get((fn.id, depth))
+            if plain is None:
+                plain = verdicts[fn.id, depth] = _plain_host_function(ctx, fn, body, depth)
+            if not plain:
+                return False
     return True
 
 
@@ -210,9 +209,8 @@ def _maybe_declared_device(ctx, word: bytes) -> bool:
     __global__: a declaration around some occurrence of it has such a word before it."""
     for node in sx.nodes_at(ctx, (word.decode(),)):
         start = node.start_byte
-        for decl in reversed(sx.ancestors(ctx, node)):
-            if decl.type in ("declaration", "field_declaration") \
-                    and may_name_device(ctx, decl.start_byte, start):
+        for decl in sx.enclosing(ctx, node, "declaration", "field_declaration"):
+            if may_name_device(ctx, decl.start_byte, start):
                 return True
     return False
 

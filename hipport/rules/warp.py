@@ -502,10 +502,8 @@ def lane_arithmetic_with_32(ctx):
 
 def _warp_indexed(ctx, name: str, start: int, end: int) -> str | None:
     """How the array is indexed per warp within [start, end), if it is."""
-    for sub in sx.nodes_between(ctx, "subscript_expression", start, end):
-        arg = sub.child_by_field_name("argument")
-        if arg is None or sx.text(arg) != name:
-            continue
+    starts, subs = sx.memo(ctx, "warp_subscripts_by_name", _subscripts_by_name).get(name, ((), ()))
+    for sub in subs[bisect.bisect_left(starts, start):bisect.bisect_left(starts, end)]:
         idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
         if idx is None:
             continue
@@ -515,6 +513,20 @@ def _warp_indexed(ctx, name: str, start: int, end: int) -> str | None:
             if n.type == "binary_expression" and _lane_math(ctx, n):
                 return f"indexed by `{sx.text(n)}`"
     return None
+
+
+def _subscripts_by_name(ctx) -> dict[str, tuple[list[int], list]]:
+    """The file's subscripts by the text of what they index: (starts, nodes) in source order,
+    so that each shared array reads its own (a nest of arrays scoped to the end of the
+    kernel read every later array's subscripts, each)."""
+    out: dict[str, tuple[list[int], list]] = {}
+    for sub in sx.nodes(ctx, "subscript_expression"):
+        arg = sub.child_by_field_name("argument")
+        if arg is not None:
+            starts, subs = out.setdefault(sx.text(arg), ([], []))
+            starts.append(sub.start_byte)
+            subs.append(sub)
+    return out
 
 
 def _may_be_warp_sized(ctx) -> bool:
@@ -1127,9 +1139,7 @@ def ballot_stored_in_32_bit(ctx):
         calls = _ballot_calls(ctx, ret)
         if not calls or not sx.relevant(ctx, ret.start_byte):
             continue
-        fn = ret.parent
-        while fn is not None and fn.type not in ("function_definition", "lambda_expression"):
-            fn = fn.parent
+        fn = next(sx.enclosing(ctx, ret, "function_definition", "lambda_expression"), None)
         if fn is None or fn.type != "function_definition":
             continue
         t = _type_text(fn).replace("const ", "")
@@ -1198,7 +1208,7 @@ def popc_on_ballot(ctx):
         args = sx.call_args(call)
         if not args:
             continue
-        if any(outer.type == "call_expression" and sx.call_name(outer) in _BIT_32 for outer in sx.ancestors(ctx, call)):
+        if any(sx.call_name(outer) in _BIT_32 for outer in sx.enclosing(ctx, call, "call_expression")):
             continue  # `__clz(__brev(mask))`: reported once, at the outer call
         arg = args[0]
         uses = bool(_ballot_calls(ctx, arg)) or any(
