@@ -265,6 +265,15 @@ def test_setup_py_unparsable_is_a_note_not_a_failure():
     assert any("does not parse as Python 3" in n for n in ported.result.notes)
 
 
+@pytest.mark.parametrize("terms", [3000, 30000])  # too deep to follow; too deep to parse
+def test_setup_py_nested_too_deep_is_a_note_not_a_failure(terms):
+    flags = " + ".join(f'["-arch=sm_{i % 90}"]' for i in range(terms))
+    src = f'CUDAExtension("m", [], libraries=["cublas"], extra_compile_args={{"nvcc": {flags}}})\n'
+    ported = port("setup.py", src)
+    assert ported.result.status == "unchanged" and ported.data == src.encode()
+    assert any("nests deeper than it can be followed" in n for n in ported.result.notes)
+
+
 def test_setup_py_rename_and_bom_crlf():
     src = 'CUDAExtension("m", ["csrc/a.cpp", "csrc/k.cu"] + glob.glob("x/*.cu"))\r\n'
     expected = 'CUDAExtension("m", ["csrc/a.cpp", "csrc/k.hip"] + glob.glob("x/*.hip"))\r\n'

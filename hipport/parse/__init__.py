@@ -1,4 +1,5 @@
-"""Reading C/C++/CUDA source: the lexer (regions), tree-sitter (syntax) and what builds on them.
+"""Reading source: for C/C++/CUDA the lexer (regions), tree-sitter (syntax) and what builds on
+them; for Python, one walk over `ast`'s tree (python).
 
 The byte classes of identifiers and spaces live here, so that a module needing only them (the
 kernel scan's report side, say) does not import the lexer."""

@@ -24,6 +24,7 @@ from typing import Iterator, NamedTuple
 
 from hipport import regexes
 from hipport.edits import Edit, apply_edits
+from hipport.parse.python import nodes as walk_python
 from hipport.rewrite.shell import (Rewritten, Spans, arch_list, flag_edits, flag_rules, libraries,
                                    link_edits, value_ok)
 
@@ -42,6 +43,7 @@ class _Module:
         self.tree = tree
         self.starts = starts
         self.parents: dict = {}
+        self.nodes: list[ast.AST] = []  # every node, in ast.walk's order
         self.bindings: dict[str, list[ast.AST]] = {}  # name -> values given to it
         self.adds: dict[str, list[tuple[ast.AST, ast.Call | None]]] = {}
         self.functions: dict[str, ast.FunctionDef] = {}
@@ -68,10 +70,8 @@ def _target_key(node: ast.AST) -> str | None:
 
 
 def _index(mod: _Module) -> None:
-    for parent in ast.walk(mod.tree):
-        for child in ast.iter_child_nodes(parent):
-            mod.parents[child] = parent
-    for node in ast.walk(mod.tree):
+    mod.nodes = walk_python(mod.tree, mod.parents)
+    for node in mod.nodes:
         if isinstance(node, ast.FunctionDef):
             mod.functions.setdefault(node.name, node)
         elif isinstance(node, ast.Assign):
@@ -211,7 +211,7 @@ def _nvcc_values(mod: _Module, expr: ast.AST, out: Rewritten, seen: set | None =
 
 def _keyword_values(mod: _Module) -> Iterator[tuple[str, ast.AST]]:
     """(keyword, value) for keyword arguments and for string keys of dict literals."""
-    for node in ast.walk(mod.tree):
+    for node in mod.nodes:
         if isinstance(node, ast.keyword) and node.arg:
             yield node.arg, node.value
         elif isinstance(node, ast.Dict):
@@ -329,6 +329,15 @@ class _Editor:
 
 
 def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
+    try:
+        return _rewrite(data, rel, settings, renamed, target)
+    except RecursionError:  # thousands of `+` in one value: deeper than parsing or following it can go
+        out = Rewritten()
+        out.note(0, "setup.py nests deeper than it can be followed (RecursionError): left unchanged")
+        return out
+
+
+def _rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
     out = Rewritten()
     try:
         tree = ast.parse(data)
@@ -438,7 +447,7 @@ def _link_args(mod: _Module, editor: _Editor, expr: ast.AST, what: str, target) 
 
 def _arch_env(mod: _Module, editor: _Editor) -> None:
     """"TORCH_CUDA_ARCH_LIST" -> "PYTORCH_ROCM_ARCH", and an NVIDIA list given to it -> AMD targets."""
-    for node in ast.walk(mod.tree):
+    for node in mod.nodes:
         if not (isinstance(node, ast.Constant) and node.value == "TORCH_CUDA_ARCH_LIST"):
             continue
         if not editor.replace(Slot(node, None), ["PYTORCH_ROCM_ARCH"], "env", node.value):
@@ -475,7 +484,7 @@ def _source_lists(mod: _Module, out: Rewritten) -> set[int]:
     """The string constants given as an extension's sources (`sources=` or its 2nd argument)."""
     found: set[int] = set()
     quiet = Rewritten()  # what cannot be followed is reported by the other passes already
-    for node in ast.walk(mod.tree):
+    for node in mod.nodes:
         if not isinstance(node, ast.Call):
             continue
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
@@ -491,7 +500,7 @@ def _renamed_sources(mod: _Module, editor: _Editor, rel: str, renamed: frozenset
     """--rename: `.cu` sources of an extension, `*.cu` patterns and paths of renamed files."""
     here = posixpath.dirname(rel)
     names = {posixpath.basename(r) for r in renamed}
-    for node in ast.walk(mod.tree):
+    for node in mod.nodes:
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith(".cu")):
             continue
         v = node.value

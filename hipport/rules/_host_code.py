@@ -116,8 +116,7 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     stop = braces.code_before(paren)
     operator = _OPERATOR_HEAD.search(data, max(0, stop - 32), stop)
     if operator is not None:  # before the lambda test: `operator[](int i)` ends with `]` too
-        return _plain_special(ctx, ctx.lexed.statement_start(operator.start()), stop, i, b"operator",
-                              _may_call_operator)
+        return _plain_special(ctx, ctx.lexed.statement_start(operator.start()), stop, i, b"operator")
     if data[stop - 1 : stop] == b"]":
         return _plain_lambda(ctx, stop - 1, open_at)
     name_start, name = word_before(data, stop)
@@ -126,7 +125,7 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     if name in _CONTROL:
         return True
     if data[name_start - 1 : name_start] == b"~":  # a destructor (its `~` right before the name)
-        return _plain_special(ctx, ctx.lexed.statement_start(name_start), stop, i, name, _may_call_destructor)
+        return _plain_special(ctx, ctx.lexed.statement_start(name_start), stop, i, name, destructor=True)
     if data[max(0, name_start - 2) : name_start] == b"->" or data[name_start - 1 : name_start] == b".":
         return False  # not a definition's name: sx.device_functions names it otherwise
     # (`A::f`, `T<U>::f`: the tree's index knows a definition by its last name, as here)
@@ -137,30 +136,32 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
 _OPERATOR_HEAD = regexes.compile(rb"(?<![\w$])operator[ \t\r\n]*(?:\([ \t\r\n]*\)|\[[ \t\r\n]*\])\Z")
 
 
-def _plain_special(ctx, head_start: int, head_end: int, i: int, word: bytes, may_call) -> bool:
+def _plain_special(ctx, head_start: int, head_end: int, i: int, word: bytes, destructor: bool = False) -> bool:
     """The body of an `operator()`/`operator[]` or a destructor (`word`: b"operator", or the
     class's name), which sx.device_functions names "operator()", "~T": the file calls them by
     that name only explicitly (`v.operator()(x)`, `p->~T()`), never as `v(x)` or `delete p`.
     Plain where the head has no word that may mean __device__/__global__ and every other use of
-    the name is plainly neither a declaration that may say so nor such a call (`may_call(ctx,
-    at)`): then no caller needs looking up."""
+    the name is plainly neither a declaration that may say so nor such a call: then no caller
+    needs looking up."""
     if may_name_device(ctx, head_start, head_end):
         return False
-    return not _any_outside(_special_doubts(ctx, word, may_call), head_start, ctx.lexed.braces.closes[i])
+    return not _any_outside(_special_doubts(ctx, word, destructor), head_start, ctx.lexed.braces.closes[i])
 
 
-def _special_doubts(ctx, word: bytes, may_call) -> list[int]:
+def _special_doubts(ctx, word: bytes, destructor: bool) -> list[int]:
     """The uses of a special member's name (every `operator`; a destructor's `~T`) that may
     declare it __device__ or call it, in order; once per file and name: a file of functors has
     hundreds of `operator()`."""
+    may_call = _may_call_destructor if destructor else _may_call_operator
+
     def compute(c):
         data = c.data
         uses = sx.word_starts(c, word)
-        if may_call is _may_call_destructor:
+        if destructor:
             uses = [at for at in uses if data[at - 1 : at] == b"~"]
         return [at for at in uses
                 if may_name_device(c, c.lexed.statement_start(at), at) or (c.in_code(at) and may_call(c, at))]
-    return sx.memo(ctx, ("host_code_special_doubts", word, may_call), compute)
+    return sx.memo(ctx, ("host_code_special_doubts", word, destructor), compute)
 
 
 def _may_call_operator(ctx, at: int) -> bool:

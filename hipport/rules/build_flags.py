@@ -21,6 +21,7 @@ from typing import Iterator, NamedTuple
 
 from hipport import regexes
 from hipport.parse.lexer import Substrings
+from hipport.parse.python import nodes as walk_python
 from hipport.patterns import leftmost_matches, word_start
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
@@ -186,14 +187,11 @@ def tests_rocm(expr: ast.AST) -> bool:
     return False
 
 
-def rocm_split_lines(tree: ast.AST | None) -> list[tuple[int, int]]:
+def rocm_split_lines(ctx) -> list[tuple[int, int]]:
     """Line ranges of Python `if`/ternary constructs whose condition tests for ROCm: both of
-    their branches are already platform-specific, so neither is a porting finding. `tree`: the
-    file's syntax tree (None: it did not parse)."""
-    if tree is None:
-        return []
-    return [(node.lineno, node.end_lineno) for node in ast.walk(tree)
-            if isinstance(node, (ast.If, ast.IfExp)) and tests_rocm(node.test)]
+    their branches are already platform-specific, so neither is a porting finding."""
+    return [(node.lineno, node.end_lineno) for node in python_nodes(ctx, ast.If, ast.IfExp)
+            if tests_rocm(node.test)]
 
 
 # Per-file caches: several rules (here, in cuda-only-library and pytorch-extension) scan the same
@@ -204,6 +202,31 @@ def python_tree(ctx) -> ast.AST | None:
     return sx.memo(ctx, "build_flags.python_tree", lambda c: parse_python(c.data))
 
 
+def python_nodes(ctx, *types: type) -> list:
+    """The file's syntax-tree nodes (of those types, if given), in ast.walk's order; none when
+    it does not parse. The tree is walked once per file, in one loop: ast.walk is a generator
+    over generators (a node's children, its fields), and each of several rules walking a long
+    model file with it took longer than parsing it."""
+    every = sx.memo(ctx, "build_flags.python_nodes", lambda c: _walk(python_tree(c)))
+    if not types:
+        return every
+    return sx.memo(ctx, ("build_flags.python_nodes", types),
+                   lambda _: [node for node in every if isinstance(node, types)])
+
+
+def python_parents(ctx) -> dict:
+    """Each node of the file's syntax tree -> the node holding it."""
+    def compute(c):
+        parents: dict = {}
+        _walk(python_tree(c), parents)
+        return parents
+    return sx.memo(ctx, "build_flags.python_parents", compute)
+
+
+def _walk(tree: ast.AST | None, parents: dict | None = None) -> list:
+    return [] if tree is None else walk_python(tree, parents)
+
+
 def python_string_tokens(ctx) -> list[tuple[int, bytes]]:
     """python_strings(ctx.data), once per file."""
     return sx.memo(ctx, "build_flags.python_strings", lambda c: python_strings(c.data))
@@ -212,7 +235,7 @@ def python_string_tokens(ctx) -> list[tuple[int, bytes]]:
 def _python_build_strings(ctx) -> list[tuple[int, bytes]]:
     """The string literals that count as build text: those outside ROCm-split constructs."""
     data = ctx.data
-    split = rocm_split_lines(python_tree(ctx))
+    split = rocm_split_lines(ctx)
     if not split:
         return python_string_tokens(ctx)
     newlines = [m.start() for m in re.finditer(rb"\n", data)]

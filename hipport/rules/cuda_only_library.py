@@ -18,7 +18,7 @@ from hipport.parse.lexer import Substrings
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.build_flags import (
-    build_matches, comment_spans, python_string_tokens, python_tree)
+    build_matches, comment_spans, python_nodes, python_string_tokens)
 
 
 class Library(NamedTuple):
@@ -486,13 +486,8 @@ _REQUIRES_KEYWORDS = frozenset({"install_requires", "extras_require", "setup_req
 
 def _setup_requirement_hits(ctx):
     data = ctx.data
-    tree = python_tree(ctx)
-    if tree is None:
-        return
-    ranges = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg in _REQUIRES_KEYWORDS:
-            ranges.append((node.value.lineno, node.value.end_lineno))
+    ranges = [(node.value.lineno, node.value.end_lineno) for node in python_nodes(ctx, ast.keyword)
+              if node.arg in _REQUIRES_KEYWORDS]
     if not ranges:
         return
     newlines = [m.start() for m in re.finditer(rb"\n", data)]
@@ -553,9 +548,6 @@ def cuda_only_python_import(ctx):
     optional for NVIDIA systems.
     """
     data = ctx.data
-    tree = python_tree(ctx)
-    if tree is None:
-        return
     line_starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
 
     def offset(node) -> tuple[int, int]:
@@ -563,7 +555,7 @@ def cuda_only_python_import(ctx):
         e = line_starts[node.end_lineno - 1] + node.end_col_offset
         return s, e
 
-    for node in ast.walk(tree):
+    for node in python_nodes(ctx, ast.Import, ast.ImportFrom):
         modules: list[str] = []
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]

@@ -13,7 +13,7 @@ import re
 from typing import Iterator
 
 from hipport.rules import Hit, rule
-from hipport.rules.build_flags import python_tree, tests_rocm
+from hipport.rules.build_flags import python_nodes, python_parents, tests_rocm
 from hipport.rules.version_macro import TORCH_HEADER_PREFIXES, includes_torch, version_comparisons
 
 
@@ -75,10 +75,6 @@ def _offsets(data: bytes):
     return span
 
 
-def _parents(tree: ast.AST) -> dict:
-    return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
-
-
 def _platform_selected(node: ast.AST, parents: dict) -> bool:
     """Whether `node` sits in a branch chosen by a ROCm test (`a if IS_HIP_EXTENSION else b`,
     or either branch of `if torch.version.hip: ... else: ...`)."""
@@ -118,19 +114,13 @@ def cuda_library_link_in_extension(ctx):
     Choose the list by platform: hipblas, hiprand, hipsparse, hipfft, ... when
     torch.version.hip is set (or IS_HIP_EXTENSION from torch.utils.cpp_extension).
     """
-    tree = python_tree(ctx)
-    if tree is None:
-        return
     span = _offsets(ctx.data)
-    parents = _parents(tree)
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in python_nodes(ctx, ast.Call):
         for kw in node.keywords:
             if kw.arg not in _LINK_KEYWORDS:
                 continue
             for const in _strings(kw.value):
-                if _platform_selected(const, parents):
+                if _platform_selected(const, python_parents(ctx)):
                     continue  # already chosen per platform
                 name = const.value
                 if kw.arg != "libraries":
@@ -170,11 +160,8 @@ def handwritten_hip_beside_cu(ctx):
     Keep one source per kernel: let hipify translate `X.cu`, or give the hand-written HIP file
     another name and select the list with torch.version.hip.
     """
-    tree = python_tree(ctx)
-    if tree is None:
-        return
     span = _offsets(ctx.data)
-    consts = list(_strings(tree))
+    consts = [c for c in python_nodes(ctx, ast.Constant) if isinstance(c.value, str)]
     targets = {hipify_target(c.value): c.value for c in consts if c.value.endswith(".cu")}
     for const in consts:
         source = targets.get(const.value) if const.value.endswith(".hip") else None
@@ -197,10 +184,10 @@ def hipify_target(path: str) -> str:
     return posixpath.join(directory, root + ".hip")
 
 
-def _gate_names(tree: ast.AST) -> tuple[set[str], set[str], set[str], set[str]]:
+def _gate_names(ctx) -> tuple[set[str], set[str], set[str], set[str]]:
     """Local names for torch, torch.version, CUDA_HOME and torch.utils.cpp_extension."""
     torch_names, version_names, home_names, ext_names = set(), set(), set(), set()
-    for node in ast.walk(tree):
+    for node in python_nodes(ctx, ast.Import, ast.ImportFrom):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name == "torch" or (a.name.startswith("torch.") and a.asname is None):
@@ -287,30 +274,26 @@ def torch_version_cuda_gate(ctx):
     Test `torch.version.cuda or torch.version.hip` (any GPU build), torch.version.hip (ROCm
     only), or IS_HIP_EXTENSION / ROCM_HOME from torch.utils.cpp_extension.
     """
-    tree = python_tree(ctx)
-    if tree is None:
-        return
-    torch_names, version_names, home_names, ext_names = _gate_names(tree)
+    torch_names, version_names, home_names, ext_names = _gate_names(ctx)
     if not (torch_names or version_names or home_names or ext_names):
         return
     cuda_exprs = {f"{t}.version.cuda" for t in torch_names} | {
         f"{v}.cuda" for v in version_names}
     home_exprs = set(home_names) | {f"{e}.CUDA_HOME" for e in ext_names} | {
         f"{t}.utils.cpp_extension.CUDA_HOME" for t in torch_names}
-    parents = _parents(tree)
     span = _offsets(ctx.data)
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.Attribute, ast.Name)) or not isinstance(node.ctx, ast.Load):
+    for node in python_nodes(ctx, ast.Attribute, ast.Name):
+        if not isinstance(node.ctx, ast.Load):
             continue
         dotted = _dotted(node)
-        if dotted in cuda_exprs and _gates(node, parents):
+        if dotted in cuda_exprs and _gates(node, python_parents(ctx)):
             s, e = span(node)
             yield Hit(s, e,
                       f"`{dotted}` gates this code: it is None on ROCm builds of PyTorch "
                       "(torch.version.hip is set instead)",
                       "test `torch.version.cuda or torch.version.hip` for any GPU build, or "
                       "torch.version.hip for ROCm")
-        elif dotted in home_exprs and _gates(node, parents):
+        elif dotted in home_exprs and _gates(node, python_parents(ctx)):
             s, e = span(node)
             yield Hit(s, e,
                       f"`{dotted}` gates this code: on ROCm CUDA_HOME is usually unset and "
