@@ -290,9 +290,9 @@ def baseline_document(findings: Iterable[Finding]) -> dict:
 
 
 def dump_baseline(findings: Iterable[Finding]) -> bytes:
-    import json  # noqa: PLC0415 - baselines alone need it here
+    from hipport.report import json_text  # noqa: PLC0415 - baselines alone need it here
 
-    return (json.dumps(baseline_document(findings), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return json_text.dumps(baseline_document(findings)).encode("utf-8")
 
 
 def load_baseline(data: bytes, where: str = "baseline") -> Counter:

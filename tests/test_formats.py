@@ -8,10 +8,13 @@ import re
 from importlib import resources
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hipport import __version__
 from hipport.check import CheckResult, FileCheck
 from hipport.findings import Finding
+from hipport.report import json_text
 from hipport.report.formats import (FORMATTERS, escape_data, escape_property, fingerprint, format_github,
                                     format_json, format_sarif, format_text, json_document, sarif_document)
 from hipport.rules import REGISTRY, all_rules
@@ -191,3 +194,35 @@ def test_sarif_of_a_real_run_validates(monkeypatch):
     for item in run["results"]:
         assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
         assert not item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("/")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=12) | st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=60)
+
+
+def _longest_list(value) -> int:
+    if isinstance(value, dict):
+        return max(map(_longest_list, value.values()), default=0)
+    if isinstance(value, list):
+        return max([len(value), *map(_longest_list, value)])
+    return 0
+
+
+@given(_JSON)
+@settings(max_examples=300, deadline=None)
+def test_json_text_is_the_same_document_indented_as_json_writes_it(value):
+    text = json_text.dumps(value)
+    assert json.loads(text) == value
+    if _longest_list(value) <= json_text.LONG:
+        assert text == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    else:  # each entry of a long list on a line of its own
+        assert text.count("\n") <= json.dumps(value, indent=2, ensure_ascii=False).count("\n") + 1
+
+
+def test_long_lists_of_a_sarif_document_are_one_result_per_line():
+    findings = [finding(line=n, message=f"m{n}") for n in range(1, 40)]
+    text = format_sarif(result(findings))
+    assert json.loads(text) == sarif_document(result(findings))
+    assert sum(1 for line in text.splitlines() if line.lstrip().startswith('{"ruleId": "HP1901"')) == 39

@@ -8,12 +8,12 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import TYPE_CHECKING, Callable
 
 from hipport import __version__
 from hipport.findings import SEVERITIES, Finding
+from hipport.report import json_text
 from hipport.rules import DOC_SECTIONS, Rule
 from hipport.suppress import normalize
 from hipport.words import plural
@@ -78,7 +78,7 @@ def json_document(result: CheckResult) -> dict:
 
 
 def format_json(result: CheckResult) -> str:
-    return json.dumps(json_document(result), indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(json_document(result))
 
 
 # --- SARIF -----------------------------------------------------------------------------------
@@ -177,7 +177,7 @@ def sarif_document(result: CheckResult) -> dict:
 
 
 def format_sarif(result: CheckResult) -> str:
-    return json.dumps(sarif_document(result), indent=2, ensure_ascii=False) + "\n"
+    return json_text.dumps(sarif_document(result))
 
 
 # --- GitHub Actions --------------------------------------------------------------------------

@@ -321,19 +321,10 @@ def build(results: Iterable[FileResult | dict], settings: Settings, target_hip: 
 
 
 def to_json(report: dict) -> str:
-    """report.json's text: small sections indented, long lists one compact entry per line (the
-    C encoder only runs without indent, and a big tree's report is tens of megabytes)."""
-    import json  # noqa: PLC0415 - a run that writes no report needs none
+    """report.json's text (a big tree's report is tens of megabytes: see json_text)."""
+    from hipport.report import json_text  # noqa: PLC0415 - a run that writes no report needs none
 
-    parts = []
-    for key, value in report.items():
-        if isinstance(value, list) and value:
-            body = ",\n".join("    " + json.dumps(v, ensure_ascii=False) for v in value)
-            text = "[\n" + body + "\n  ]"
-        else:
-            text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-        parts.append(f"  {json.dumps(key)}: {text}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+    return json_text.dumps(report)
 
 
 def write(report: dict, folder: Path, root: Path | None = None, in_place: bool = False) -> Path:
