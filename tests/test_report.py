@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 import shutil
+import sys
 from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
@@ -509,3 +510,36 @@ def test_port_refuses_a_bad_estimate_table_before_writing(tmp_path, capsysbinary
     assert hipport("port", src, "-o", tmp_path / "out") == 2
     assert b"low <= likely <= high" in capsysbinary.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_templates_compile_once_and_a_kept_copy_renders_the_same(ported, tmp_path, monkeypatch):
+    import jinja2
+
+    from hipport.report import html, jinja, markdown
+    report = ported[0]
+    monkeypatch.setattr(jinja, "_HERE", str(tmp_path / "pkg"))  # the copies beside "hipport's bytecode"
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    compiled = []
+    compile_template = jinja2.Environment.compile
+
+    def counting(self, source, name=None, *args, **kwargs):
+        compiled.append(name)
+        return compile_template(self, source, name, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+
+    def render() -> tuple[str, str]:
+        html.environment.cache_clear()  # as a new process starts
+        markdown.environment.cache_clear()
+        return html.render(report), markdown.render(report)
+
+    first = render()
+    assert sorted(compiled) == ["report.html.j2", "report.md.j2"]
+    assert render() == first and len(compiled) == 2  # the kept copies, not compiled again
+    kept = list(tmp_path.rglob("template-*"))
+    assert [p.parent.name for p in kept] == ["__pycache__"] * 2
+    for copy in kept:
+        copy.write_bytes(b"damaged")
+    assert render() == first and len(compiled) == 4  # compiled anew, and kept again
+    assert render() == first and len(compiled) == 4

@@ -15,6 +15,7 @@ from markupsafe import Markup, escape
 from hipport import regexes
 from hipport.estimate import fmt_hours, headline
 from hipport.findings import EFFORTS, SEVERITIES
+from hipport.report import jinja
 
 EXCERPT_CONTEXT = 2  # lines before and after the flagged one
 EXCERPT_WIDTH = 160  # characters per line shown
@@ -86,7 +87,7 @@ def _clip(text: str) -> str:
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("hipport.report", "templates"),
+        loader=jinja2.PackageLoader("hipport.report", "templates"), bytecode_cache=jinja.kept(),
         autoescape=True, trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
     )
     env.filters["hours"] = fmt_hours

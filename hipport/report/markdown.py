@@ -11,6 +11,7 @@ import jinja2
 from hipport import regexes
 from hipport.estimate import fmt_hours, headline
 from hipport.findings import SEVERITIES
+from hipport.report import jinja
 
 MAX_FINDINGS = 100  # rows in the findings table; report.json and report.html have them all
 MAX_FILES = 200  # rows in the files table
@@ -43,7 +44,7 @@ def code(text) -> str:
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("hipport.report", "templates"),
+        loader=jinja2.PackageLoader("hipport.report", "templates"), bytecode_cache=jinja.kept(),
         autoescape=False, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
