@@ -94,7 +94,7 @@ def _strings(node: ast.AST) -> Iterator[ast.Constant]:
 
 
 @rule(code="HP1152", name="cuda-library-link-in-extension", category="pytorch-extension",
-      severity="error", effort="low", kinds=("setup.py", "python"))
+      severity="error", effort="low", kinds=("setup.py", "python"), triggers=tuple(k.encode() for k in _LINK_KEYWORDS))
 def cuda_library_link_in_extension(ctx):
     """Reports CUDA libraries named in an extension's link settings: libraries=["cublas", ...].
 
@@ -139,7 +139,7 @@ def cuda_library_link_in_extension(ctx):
 
 
 @rule(code="HP1153", name="handwritten-hip-beside-cu", category="pytorch-extension",
-      severity="warning", effort="low", kinds=("setup.py", "python"))
+      severity="warning", effort="low", kinds=("setup.py", "python"), triggers=(b".hip",))
 def handwritten_hip_beside_cu(ctx):
     """Reports a `.hip` source listed next to a `.cu` of the same name.
 
@@ -165,8 +165,10 @@ def handwritten_hip_beside_cu(ctx):
     targets = {hipify_target(c.value): c.value for c in consts if c.value.endswith(".cu")}
     for const in consts:
         source = targets.get(const.value) if const.value.endswith(".hip") else None
-        if source is not None:
-            s, e = span(const)
+        if source is None:
+            continue
+        s, e = span(const)
+        if b".hip" in ctx.data[s:e]:  # as written (the trigger's bytes), not pieced or escaped
             yield Hit(s, e,
                       f"`{const.value}` is listed beside `{source}`: on ROCm, PyTorch's hipify "
                       "writes its translation of that .cu file to this same path, overwriting "
@@ -252,7 +254,7 @@ def _gates(node: ast.AST, parents: dict) -> bool:
 
 
 @rule(code="HP1154", name="torch-version-cuda-gate", category="pytorch-extension",
-      severity="warning", effort="low", kinds=("python", "setup.py"))
+      severity="warning", effort="low", kinds=("python", "setup.py"), triggers=(b"cuda", b"CUDA_HOME"))
 def torch_version_cuda_gate(ctx):
     """Reports code gated on `torch.version.cuda` or CUDA_HOME to mean "has a GPU".
 
