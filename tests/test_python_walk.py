@@ -1,5 +1,6 @@
-"""Python sources are walked once: parse/python.nodes is ast.walk's list in one loop, and the
-rules and the setup.py rewriter read a file's tree through it instead of each walking it."""
+"""Python sources are parsed only where a rule's words occur, and walked once: parse/python.nodes
+is ast.walk's list in one loop, and the rules and the setup.py rewriter read a file's tree
+through it instead of each walking it."""
 
 import ast
 from pathlib import Path
@@ -50,3 +51,25 @@ def test_a_python_file_is_walked_whole_by_no_one(name, monkeypatch):
     codes = {f.rule for f in done.result.findings}
     assert {"HP1152", "HP1153", "HP1154", "HP905"} <= codes, codes  # every rule that walks ran
     assert walked_whole == []
+
+
+def test_a_python_file_without_the_rules_words_is_never_parsed(monkeypatch):
+    from hipport.rules import build_flags
+
+    parsed = []
+    parse = build_flags.parse_python
+    monkeypatch.setattr(build_flags, "parse_python", lambda data: parsed.append(data) or parse(data))
+    plain = b"import numpy as np\n\ndef mean(x):\n    return np.mean(x)\n"
+    assert not port_source(plain, "stats.py", "python", Settings()).result.findings
+    assert parsed == []
+    port_source(MODEL.encode(), "model.py", "python", Settings())
+    assert len(parsed) == 1  # one parse for every rule
+
+
+def test_a_hip_source_pieced_from_two_literals_is_not_read_as_one():
+    pieced = 'import torch\nsources = ["k/attn.cu", "k/attn.h" "ip"]\n'
+    written = 'import torch\nsources = ["k/attn.cu", "k/attn.hip"]\n'
+    assert [f.rule for f in port_source(written.encode(), "setup.py", "setup.py", Settings()).result.findings
+            if f.rule == "HP1153"] == ["HP1153"]
+    assert not [f for f in port_source(pieced.encode(), "setup.py", "setup.py", Settings()).result.findings
+                if f.rule == "HP1153"]
