@@ -203,10 +203,8 @@ def python_tree(ctx) -> ast.AST | None:
 
 
 def python_nodes(ctx, *types: type) -> list:
-    """The file's syntax-tree nodes (of those types, if given), in ast.walk's order; none when
-    it does not parse. The tree is walked once per file, in one loop: ast.walk is a generator
-    over generators (a node's children, its fields), and each of several rules walking a long
-    model file with it took longer than parsing it."""
+    """The file's syntax-tree nodes (of those types, if given), in ast.walk's order, from one
+    walk per file (parse/python.py says why); none when it does not parse."""
     every = sx.memo(ctx, "build_flags.python_nodes", lambda c: _walk(python_tree(c)))
     if not types:
         return every

@@ -94,7 +94,8 @@ def _strings(node: ast.AST) -> Iterator[ast.Constant]:
 
 
 @rule(code="HP1152", name="cuda-library-link-in-extension", category="pytorch-extension",
-      severity="error", effort="low", kinds=("setup.py", "python"), triggers=tuple(k.encode() for k in _LINK_KEYWORDS))
+      severity="error", effort="low", kinds=("setup.py", "python"),
+      triggers=tuple(sorted(k.encode() for k in _LINK_KEYWORDS)))
 def cuda_library_link_in_extension(ctx):
     """Reports CUDA libraries named in an extension's link settings: libraries=["cublas", ...].
 
