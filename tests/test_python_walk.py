@@ -73,3 +73,13 @@ def test_a_hip_source_pieced_from_two_literals_is_not_read_as_one():
             if f.rule == "HP1153"] == ["HP1153"]
     assert not [f for f in port_source(pieced.encode(), "setup.py", "setup.py", Settings()).result.findings
                 if f.rule == "HP1153"]
+
+
+@pytest.mark.parametrize("data", [b"import apex\n", b"\xef\xbb\xbfimport apex\n", b"x = 1\rimport apex\r",
+                                  b"x = 1\r\nimport apex\r\n", b"s = '\xc3\xa9'; import apex\n"])
+def test_a_python_finding_spans_its_node_whatever_the_line_ends_and_bom(data):
+    found = [f for f in port_source(data, "m.py", "python", Settings()).result.findings if f.rule == "HP905"]
+    assert len(found) == 1
+    f = found[0]
+    line_start = sum(len(line) + 1 for line in data.split(b"\n")[: f.line - 1])  # findings count lines by \n
+    assert data[line_start + f.column - 1 : line_start + f.end_column - 1] == b"import apex"

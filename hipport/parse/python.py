@@ -8,6 +8,11 @@ rules and the setup.py rewriter each walked the whole tree.
 from __future__ import annotations
 
 import ast
+import re
+from typing import Callable
+
+_NEWLINE = re.compile(rb"\r\n|\r|\n")  # what Python's tokenizer takes for a line's end
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def nodes(tree: ast.AST, parents: dict | None = None) -> list[ast.AST]:
@@ -28,3 +33,16 @@ def nodes(tree: ast.AST, parents: dict | None = None) -> list[ast.AST]:
                 if parents is not None:
                     parents[value] = node
     return found
+
+
+def spans(data: bytes) -> Callable[[ast.AST], tuple[int, int]]:
+    """What gives a node of `data`'s tree its byte span: the tree counts lines as Python's
+    tokenizer does (`\\r`, `\\n` or `\\r\\n` end one) and columns in UTF-8 bytes after a BOM."""
+    starts = [len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0]
+    starts += [m.end() for m in _NEWLINE.finditer(data)]
+
+    def span(node: ast.AST) -> tuple[int, int]:
+        return (starts[node.lineno - 1] + node.col_offset,
+                starts[node.end_lineno - 1] + node.end_col_offset)
+
+    return span

@@ -24,7 +24,7 @@ from typing import Iterator, NamedTuple
 
 from hipport import regexes
 from hipport.edits import Edit, apply_edits
-from hipport.parse.python import nodes as walk_python
+from hipport.parse import python as pyast
 from hipport.rewrite.shell import (Rewritten, Spans, arch_list, flag_edits, flag_rules, libraries,
                                    link_edits, value_ok)
 
@@ -38,25 +38,16 @@ _HIP_NAMES = frozenset({"IS_HIP_EXTENSION", "ROCM_HOME"})
 
 
 class _Module:
-    def __init__(self, data: bytes, tree: ast.Module, starts: list[int]):
+    def __init__(self, data: bytes, tree: ast.Module):
         self.data = data
         self.tree = tree
-        self.starts = starts
+        self.span = pyast.spans(data)  # node -> (start, end) byte offsets
         self.parents: dict = {}
         self.nodes: list[ast.AST] = []  # every node, in ast.walk's order
         self.bindings: dict[str, list[ast.AST]] = {}  # name -> values given to it
         self.adds: dict[str, list[tuple[ast.AST, ast.Call | None]]] = {}
         self.functions: dict[str, ast.FunctionDef] = {}
 
-    def span(self, node: ast.AST) -> tuple[int, int]:
-        return (self.starts[node.lineno - 1] + node.col_offset,
-                self.starts[node.end_lineno - 1] + node.end_col_offset)
-
-
-def _line_starts(data: bytes) -> list[int]:
-    starts = [3 if data.startswith(b"\xef\xbb\xbf") else 0]
-    starts += [m.end() for m in re.finditer(rb"\r\n|\r|\n", data)]
-    return starts
 
 
 def _target_key(node: ast.AST) -> str | None:
@@ -70,7 +61,7 @@ def _target_key(node: ast.AST) -> str | None:
 
 
 def _index(mod: _Module) -> None:
-    mod.nodes = walk_python(mod.tree, mod.parents)
+    mod.nodes = pyast.nodes(mod.tree, mod.parents)
     for node in mod.nodes:
         if isinstance(node, ast.FunctionDef):
             mod.functions.setdefault(node.name, node)
@@ -344,7 +335,7 @@ def _rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: t
     except (SyntaxError, ValueError) as exc:
         out.note(0, f"setup.py does not parse as Python 3 ({type(exc).__name__}): left unchanged")
         return out
-    mod = _Module(data, tree, _line_starts(data))
+    mod = _Module(data, tree)
     _index(mod)
     editor = _Editor(mod, out)
     for key, value in _keyword_values(mod):

@@ -21,7 +21,7 @@ from typing import Iterator, NamedTuple
 
 from hipport import regexes
 from hipport.parse.lexer import Substrings
-from hipport.parse.python import nodes as walk_python
+from hipport.parse import python as pyast
 from hipport.patterns import leftmost_matches, word_start
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
@@ -212,6 +212,12 @@ def python_nodes(ctx, *types: type) -> list:
                    lambda _: [node for node in every if isinstance(node, types)])
 
 
+def python_span(ctx):
+    """What gives a node of the file's syntax tree its byte span (parse/python.spans), once per
+    file."""
+    return sx.memo(ctx, "build_flags.python_span", lambda c: pyast.spans(c.data))
+
+
 def python_parents(ctx) -> dict:
     """Each node of the file's syntax tree -> the node holding it."""
     def compute(c):
@@ -222,7 +228,7 @@ def python_parents(ctx) -> dict:
 
 
 def _walk(tree: ast.AST | None, parents: dict | None = None) -> list:
-    return [] if tree is None else walk_python(tree, parents)
+    return [] if tree is None else pyast.nodes(tree, parents)
 
 
 def python_string_tokens(ctx) -> list[tuple[int, bytes]]:

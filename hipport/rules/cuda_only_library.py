@@ -18,7 +18,7 @@ from hipport.parse.lexer import Substrings
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.build_flags import (
-    build_matches, comment_spans, python_nodes, python_string_tokens)
+    build_matches, comment_spans, python_nodes, python_span, python_string_tokens)
 
 
 class Library(NamedTuple):
@@ -548,14 +548,7 @@ def cuda_only_python_import(ctx):
     TensorRT, rocAL for DALI, hip-python for PyCUDA, amdsmi for pynvml), or make the import
     optional for NVIDIA systems.
     """
-    data = ctx.data
-    line_starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
-
-    def offset(node) -> tuple[int, int]:
-        s = line_starts[node.lineno - 1] + node.col_offset
-        e = line_starts[node.end_lineno - 1] + node.end_col_offset
-        return s, e
-
+    offset = python_span(ctx)
     for node in python_nodes(ctx, ast.Import, ast.ImportFrom):
         modules: list[str] = []
         if isinstance(node, ast.Import):

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import ast
 import posixpath
-import re
 from typing import Iterator
 
 from hipport.rules import Hit, rule
-from hipport.rules.build_flags import python_nodes, python_parents, tests_rocm
+from hipport.rules.build_flags import python_nodes, python_parents, python_span, tests_rocm
 from hipport.rules.version_macro import TORCH_HEADER_PREFIXES, includes_torch, version_comparisons
 
 
@@ -65,16 +64,6 @@ CUDA_LINK_LIBRARIES = {
 _LINK_KEYWORDS = frozenset({"libraries", "extra_link_args", "extra_ldflags"})
 
 
-def _offsets(data: bytes):
-    starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
-
-    def span(node) -> tuple[int, int]:
-        return (starts[node.lineno - 1] + node.col_offset,
-                starts[node.end_lineno - 1] + node.end_col_offset)
-
-    return span
-
-
 def _platform_selected(node: ast.AST, parents: dict) -> bool:
     """Whether `node` sits in a branch chosen by a ROCm test (`a if IS_HIP_EXTENSION else b`,
     or either branch of `if torch.version.hip: ... else: ...`)."""
@@ -115,7 +104,7 @@ def cuda_library_link_in_extension(ctx):
     Choose the list by platform: hipblas, hiprand, hipsparse, hipfft, ... when
     torch.version.hip is set (or IS_HIP_EXTENSION from torch.utils.cpp_extension).
     """
-    span = _offsets(ctx.data)
+    span = python_span(ctx)
     for node in python_nodes(ctx, ast.Call):
         for kw in node.keywords:
             if kw.arg not in _LINK_KEYWORDS:
@@ -161,7 +150,7 @@ def handwritten_hip_beside_cu(ctx):
     Keep one source per kernel: let hipify translate `X.cu`, or give the hand-written HIP file
     another name and select the list with torch.version.hip.
     """
-    span = _offsets(ctx.data)
+    span = python_span(ctx)
     consts = [c for c in python_nodes(ctx, ast.Constant) if isinstance(c.value, str)]
     targets = {hipify_target(c.value): c.value for c in consts if c.value.endswith(".cu")}
     for const in consts:
@@ -284,7 +273,7 @@ def torch_version_cuda_gate(ctx):
         f"{v}.cuda" for v in version_names}
     home_exprs = set(home_names) | {f"{e}.CUDA_HOME" for e in ext_names} | {
         f"{t}.utils.cpp_extension.CUDA_HOME" for t in torch_names}
-    span = _offsets(ctx.data)
+    span = python_span(ctx)
     for node in python_nodes(ctx, ast.Attribute, ast.Name):
         if not isinstance(node.ctx, ast.Load):
             continue
