@@ -87,7 +87,7 @@ def _clip(text: str) -> str:
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("hipport.report", "templates"), bytecode_cache=jinja.kept(),
+        loader=jinja2.PackageLoader("hipport.report", "templates"), bytecode_cache=jinja.KEPT,
         autoescape=True, trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
     )
     env.filters["hours"] = fmt_hours

@@ -9,7 +9,6 @@ source (its checksum) and its own version, and compiles anew when either differs
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
 import jinja2
 
@@ -38,7 +37,4 @@ def _places(key: str):
     return copy_places(_HERE, f"template-{key[:16]}")
 
 
-@lru_cache(maxsize=1)
-def kept() -> jinja2.BytecodeCache:
-    """The bytecode cache for the report's jinja2 environments."""
-    return _Kept()
+KEPT = _Kept()  # the bytecode cache of the report's jinja2 environments

@@ -44,7 +44,7 @@ def code(text) -> str:
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("hipport.report", "templates"), bytecode_cache=jinja.kept(),
+        loader=jinja2.PackageLoader("hipport.report", "templates"), bytecode_cache=jinja.KEPT,
         autoescape=False, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )

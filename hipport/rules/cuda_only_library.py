@@ -527,7 +527,7 @@ def _module_entry(module: str):
 
 @rule(code="HP905", name="cuda-only-python-import", category="cuda-only-library",
       severity="error", effort="high", kinds=("python", "setup.py"),
-      triggers=(b"apex", b"tensorrt", b"nvidia", b"cuda", b"pynvml"))  # every module's name holds one
+      triggers=tuple(sorted({name.split(".")[0].encode() for name in PYTHON_MODULES})))
 def cuda_only_python_import(ctx):
     """Reports imports of NVIDIA-only Python packages (apex, tensorrt, nvidia.dali, pycuda, ...).
 
