@@ -5,16 +5,18 @@ a kernel is the name before the first top-level `(` after a `__global__` token; 
 `<<<` in code (the name before it), `hipLaunchKernelGGL(name, ...)`, or
 `cudaLaunchKernel`/`hipLaunchKernel` (and their cooperative forms) given a kernel's address.
 
-`scan()` returns plain tuples, so a per-file result can carry them across processes; `link()`
-joins every file's kernels and launches into the report's project-level list.
+`scan()` returns plain tuples, so a per-file result can carry them across processes;
+hipport.kernel_links joins every file's kernels and launches into the report's project-level
+list.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 from hipport import regexes
+from hipport.kernel_links import Kernel, Launch, Scan
 from hipport.parse import IS_WORD_BYTE
 from hipport.patterns import word_start, word_starts
 
@@ -37,22 +39,6 @@ _LAUNCH_API = regexes.compile(
 _LOOKBACK = 256
 _LOOKAHEAD = 4096
 
-
-class Kernel(NamedTuple):
-    name: str
-    line: int
-    defined: bool  # a definition (with a body), not a declaration
-
-
-class Launch(NamedTuple):
-    name: str
-    line: int
-    syntax: str  # "<<<>>>" | "hipLaunchKernelGGL" | "launch-api"
-
-
-class Scan(NamedTuple):
-    kernels: tuple[Kernel, ...] = ()
-    launches: tuple[Launch, ...] = ()
 
 
 def might_have_kernels(data: bytes) -> bool:
@@ -233,42 +219,3 @@ def scan_file(job: FileJob) -> Scan | None:
         return scan(tools(job.settings)[1].lex(data))
     except Exception:  # a file that cannot be scanned costs its kernels, never the report
         return None
-
-
-def _listed(scans: list[tuple[str, Scan]]) -> dict[tuple[str, str], tuple]:
-    """The kernels link() lists: (path, name) -> the first Kernel there. A kernel is listed once
-    per file that defines it (a declaration counts where no file defines it)."""
-    defined_somewhere = {k.name for _, s in scans for k in s.kernels if k.defined}
-    listed: dict[tuple[str, str], tuple] = {}
-    for path, s in scans:
-        for k in s.kernels:
-            if k.defined or k.name not in defined_somewhere:
-                listed.setdefault((path, k.name), k)
-    return listed
-
-
-def link(scans: Iterable[tuple[str, Scan]]) -> list[dict]:
-    """The project's kernels, each with its launch sites. A launch goes to the kernel of that
-    name in the same file, else to the first file that defines it (see _listed)."""
-    scans = sorted(scans, key=lambda s: s[0])
-    kernels = {key: {"name": k.name, "path": key[0], "line": k.line, "launches": []}
-               for key, k in _listed(scans).items()}
-    by_name: dict[str, list[dict]] = {}
-    for entry in kernels.values():
-        by_name.setdefault(entry["name"], []).append(entry)
-    for path, s in scans:
-        for launch in s.launches:
-            candidates = by_name.get(launch.name)
-            if not candidates:
-                continue
-            target = kernels.get((path, launch.name)) or candidates[0]
-            target["launches"].append({"path": path, "line": launch.line, "syntax": launch.syntax})
-    return sorted(kernels.values(), key=lambda k: (k["path"], k["line"], k["name"]))
-
-
-def counts(scans: Iterable[tuple[str, Scan]]) -> tuple[int, int]:
-    """len(link(scans)) and the number of launches it places, without building the list."""
-    scans = list(scans)
-    listed = _listed(scans)  # (which kernels, not which of their records: any order will do)
-    names = {name for _, name in listed}
-    return len(listed), sum(1 for _, s in scans for launch in s.launches if launch.name in names)

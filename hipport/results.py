@@ -17,7 +17,7 @@ from hipport.findings import Finding, json_of
 
 if TYPE_CHECKING:
     from hipport.config import Settings
-    from hipport.kernels import Scan
+    from hipport.kernel_links import Scan
 
 
 class FileResult(NamedTuple):

@@ -21,6 +21,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from hipport import kernel_links as links
 from hipport import kernels as kern
 from hipport.config import Settings
 from hipport.loaders import tools
@@ -195,7 +196,7 @@ def test_failed_and_skipped_files_still_validate(tmp_path):
 def test_build_reads_no_file_when_results_carry_kernels(tmp_path, monkeypatch):
     """The contract for the pipeline: a FileResult with a `kernels` Scan is used as it is."""
 
-    scan = kern.Scan((kern.Kernel("k", 3, True),), (kern.Launch("k", 9, "<<<>>>"),))
+    scan = links.Scan((links.Kernel("k", 3, True),), (links.Launch("k", 9, "<<<>>>"),))
     results = [FileResult("a.cu", "a.cu", "cuda", "unchanged", lines=10, kernels=scan)]
 
     def no_reads(*a, **k):
@@ -399,7 +400,7 @@ def test_markdown_escapes_table_cells():
 
 # --- the kernel finder -------------------------------------------------------------------------
 
-def scan(text: str) -> kern.Scan:
+def scan(text: str) -> links.Scan:
     return kern.scan(tools(Settings())[1].lex(text.encode()))
 
 
@@ -443,19 +444,22 @@ def test_launch_sites():
 
 
 def test_link_prefers_the_same_file_and_drops_declarations_of_defined_kernels():
-    a = kern.Scan((kern.Kernel("k", 1, True),), (kern.Launch("k", 5, "<<<>>>"),))
-    b = kern.Scan((kern.Kernel("k", 2, True), kern.Kernel("other", 9, False)), (kern.Launch("k", 7, "<<<>>>"),))
-    h = kern.Scan((kern.Kernel("k", 3, False),), ())
-    c = kern.Scan((), (kern.Launch("k", 4, "<<<>>>"), kern.Launch("unknown", 5, "<<<>>>")))
+    a = links.Scan((links.Kernel("k", 1, True),), (links.Launch("k", 5, "<<<>>>"),))
+    b = links.Scan((links.Kernel("k", 2, True), links.Kernel("other", 9, False)), (links.Launch("k", 7, "<<<>>>"),))
+    h = links.Scan((links.Kernel("k", 3, False),), ())
+    c = links.Scan((), (links.Launch("k", 4, "<<<>>>"), links.Launch("unknown", 5, "<<<>>>")))
     scans = [("b.cu", b), ("a.cu", a), ("k.h", h), ("c.cu", c)]
-    got = kern.link(scans)
+    got = links.link(scans)
     assert [(k["path"], k["name"], [(x["path"], x["line"]) for x in k["launches"]]) for k in got] == [
         ("a.cu", "k", [("a.cu", 5), ("c.cu", 4)]),
         ("b.cu", "k", [("b.cu", 7)]),
         ("b.cu", "other", []),
     ]
     # The summary's numbers, counted without the list: the unknown kernel's launch is none.
-    assert kern.counts(scans) == (3, 3)
+    assert links.counts(scans) == (3, 3)
+    # A record carries the scans as plain tuples; the report reads them as they are.
+    plain = [(path, links.Scan(tuple(map(tuple, s.kernels)), tuple(map(tuple, s.launches)))) for path, s in scans]
+    assert links.link(plain) == got and links.counts(plain) == (3, 3)
 
 
 def test_summary_counts_the_kernels_and_launches_the_report_lists():
@@ -473,7 +477,7 @@ def test_summary_counts_the_kernels_and_launches_the_report_lists():
 
 
 def test_no_markers_no_lexing():
-    assert kern.scan(tools(Settings())[1].lex(b"int main() { return 0; }\n")) == kern.Scan()
+    assert kern.scan(tools(Settings())[1].lex(b"int main() { return 0; }\n")) == links.Scan()
 
 
 # --- what `port` prints -------------------------------------------------------------------------

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
 from hipport import __version__
 from hipport import estimate as est
-from hipport import kernels as kern
+from hipport import kernel_links as links
 from hipport.config import Settings
 from hipport.emit import write_atomic
 from hipport.findings import CATEGORY, EFFORT, EFFORTS, SEVERITIES, SEVERITY
@@ -58,6 +60,7 @@ LIBRARIES: dict[str, tuple[str, str, str, str, str]] = {
 # Edits that are no CUDA API reference (a launch rewritten to hipLaunchKernelGGL).
 _NOT_API = frozenset({"launch", "rename"})
 _SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+_TALLIED = itemgetter(CATEGORY, EFFORT, SEVERITY)  # a finding tuple's (category, effort, severity)
 
 
 def source_path(root: Path, entry: dict, in_place: bool) -> Path:
@@ -73,27 +76,29 @@ def _records(results: Iterable[FileResult | dict]) -> list[dict]:
 
 
 def _kernel_scans(records: list[dict], settings: Settings, root: Path | None,
-                  in_place: bool) -> list[tuple[str, kern.Scan]]:
-    """Kernels per C/C++/CUDA file: from the record when it carries them, else scanned from
-    the file (in worker processes for big trees)."""
-    from hipport import parallel
-
-    scans: list[tuple[str, kern.Scan]] = []
-    todo: list[tuple[str, kern.FileJob]] = []
+                  in_place: bool) -> list[tuple[str, links.Scan]]:
+    """Kernels per C/C++/CUDA file: from the record when it carries them (its plain tuples as
+    they are), else scanned from the file (in worker processes for big trees)."""
+    scans: list[tuple[str, links.Scan]] = []
+    todo: list[tuple[str, str]] = []
     for r in records:
         if r["kind"] not in est.SOURCE_KINDS or r["status"] in ("skipped", "failed"):
             continue
         carried = r["kernels"]
         if carried is not None:
             if carried[0] or carried[1]:
-                scans.append((r["source"], kern.Scan(tuple(map(kern.Kernel._make, carried[0])),
-                                                     tuple(map(kern.Launch._make, carried[1])))))
+                scans.append((r["source"], links.Scan._make(carried)))
         elif root is not None:
-            todo.append((r["source"], kern.FileJob(str(source_path(root, r, in_place)), settings)))
-    workers = settings.jobs if len(todo) >= PARALLEL_SCAN_FROM else 1
-    for (source, _), scan in zip(todo, parallel.run(kern.scan_file, [j for _, j in todo], workers)):
-        if scan is not None:
-            scans.append((source, scan))
+            todo.append((r["source"], str(source_path(root, r, in_place))))
+    if todo:
+        from hipport import kernels as kern  # noqa: PLC0415 - its patterns: only for a scan
+        from hipport import parallel  # noqa: PLC0415
+
+        jobs = [kern.FileJob(path, settings) for _, path in todo]
+        workers = settings.jobs if len(todo) >= PARALLEL_SCAN_FROM else 1
+        for (source, _), scan in zip(todo, parallel.run(kern.scan_file, jobs, workers)):
+            if scan is not None:
+                scans.append((source, scan))
     return scans
 
 
@@ -201,37 +206,31 @@ def _totals(records: list[dict], settings: Settings, root: Path | None, in_place
             rates: est.Rates, listed: bool = True) -> _Totals:
     """`listed`: the kernels as link() lists them too (else `kernels` is None)."""
     # A macro the project defines in one file (CUDA_CHECK in a header) is no CUDA API in another.
-    macros = frozenset(name for r in records for name in r["defines"])
-    by_status: Counter[str] = Counter()
+    macros = frozenset(chain.from_iterable(map(itemgetter("defines"), records)))
+    by_status = Counter(map(itemgetter("status"), records))
+    changed = sum(1 for r in records if r["changed"])
+    # Findings by (category, effort, severity); counted in C, as a big tree has tens of thousands.
+    tally = Counter(map(_TALLIED, chain.from_iterable(map(itemgetter("findings"), records))))
     by_library: Counter[str] = Counter()
     unmapped: Counter[str] = Counter()
-    tally: Counter[tuple[str, str, str]] = Counter()  # findings by (category, effort, severity)
-    changed = converted = sources = lines = lines_changed = build_replacements = 0
-    build_files = []
     for r in records:
-        by_status[r["status"]] += 1
-        changed += bool(r["changed"])
         for lib, n in r["by_library"].items():
             by_library[lib] += n
         for u in r["unmapped"]:
             if u["name"] not in macros:
                 unmapped[u["name"]] += u["count"]
-        for f in r["findings"]:
-            tally[f[CATEGORY], f[EFFORT], f[SEVERITY]] += 1
-        if r["kind"] in est.SOURCE_KINDS:
-            # CUDA API references: C/C++/CUDA sources only (build files have their own rewrites).
-            converted += sum(n for lib, n in r["by_library"].items() if lib not in _NOT_API)
-            sources += 1
-            lines += r["lines"]
-            lines_changed += r["lines_changed"]
-        elif r["kind"] in est.BUILD_KINDS:
-            build_replacements += r["replacements"]
-            if (r["changed"] or r["findings"]) and r["status"] != "skipped":
-                build_files.append(r["source"])
+    # CUDA API references: C/C++/CUDA sources only (build files have their own rewrites).
+    sources = [r for r in records if r["kind"] in est.SOURCE_KINDS]
+    converted = sum(n for r in sources for lib, n in r["by_library"].items() if lib not in _NOT_API)
+    lines = sum(map(itemgetter("lines"), sources))
+    lines_changed = sum(map(itemgetter("lines_changed"), sources))
+    builds = [r for r in records if r["kind"] in est.BUILD_KINDS]
+    build_replacements = sum(map(itemgetter("replacements"), builds))
+    build_files = [r["source"] for r in builds if (r["changed"] or r["findings"]) and r["status"] != "skipped"]
     scans = _kernel_scans(records, settings, root, in_place)
     # The summary wants the numbers alone; the report, every kernel with its launches.
-    kernels = kern.link(scans) if listed else None
-    n_kernels, n_launches = kern.counts(scans)
+    kernels = links.link(scans) if listed else None
+    n_kernels, n_launches = links.counts(scans)
     estimate = est.compute(est.Counts(converted, dict(tally), n_kernels, len(build_files)), rates)
     by_category: Counter[str] = Counter()
     by_severity: Counter[str] = Counter()
@@ -256,7 +255,7 @@ def _totals(records: list[dict], settings: Settings, root: Path | None, in_place
         "api_converted": converted,
         "api_unsupported": unsupported,
         "pct_converted": _pct(converted, converted + unsupported),
-        "source_files": sources,
+        "source_files": len(sources),
         "lines": lines,
         "lines_changed": lines_changed,
         "pct_lines_changed": _pct(lines_changed, lines),
