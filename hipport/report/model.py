@@ -194,7 +194,7 @@ def _pct(part: int, whole: int) -> float | None:
 
 
 class _Totals(NamedTuple):
-    """What the summary, the estimate and the lists share, from one pass over the records."""
+    """What the summary, the estimate and the lists share, from the records."""
     summary: dict
     estimate: dict
     kernels: list[dict] | None  # None when not asked for (see _totals' `listed`)
