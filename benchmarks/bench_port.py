@@ -8,12 +8,14 @@
 Each tool first gets --warmup untimed runs (as hyperfine's --warmup: a tool's first run
 pays for loading its own files into the OS page cache), then come --cold "cold" runs (empty
 cache folders, a new output folder each) in rounds of one run per tool, so that a slow
-spell of a shared host slows all tools alike, then the "warm" runs: the same command again,
-as a user re-runs it (same cache folders and output folder, files in the OS page cache;
+spell of a shared host slows all tools alike. The "warm" runs are the same command again, as
+a user re-runs it (same cache folders and output folder, files in the OS page cache;
 hipify-perl, which edits a copy in place, gets a fresh copy each time). hipport's warm runs,
-which its content cache makes about a tenth of a second, come --warm times and their median
-counts, as the cold runs' does: one such short run is at the mercy of a slow spell. Tools
-without such a cache (torch-hipify, hipify-perl) redo their whole work warm, shown once.
+which its content cache makes about a tenth of a second, come --warm times at the end of
+each round, and their median counts, as the cold runs' does: one such short run is at the
+mercy of a slow spell, and warm runs all made at the end would sample other minutes than
+the cold runs they are compared with. Tools without such a cache (torch-hipify,
+hipify-perl) redo their whole work warm, shown once, at the end.
 Every run happens in a fresh wrapper process that starts the tool, waits for it and reports
 wall time and getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of the largest
 single process of that run (the tool or one of its worker processes), not a sum.
@@ -295,14 +297,17 @@ def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> R
 
 
 def schedule(tools: list[Tool], warmup: int, cold: int, warm: int) -> list[tuple[str, Tool]]:
-    """The runs in the order they happen: each tool's warm-ups, then the cold runs round-robin
-    (one of each tool per round, so that a slow spell of a shared host, which can last a
-    minute, slows every tool's runs alike instead of one tool's whole series), then each
-    tool's warm runs (`warm` of a tool with a content cache, else one), which reuse the
-    folders its last cold run left."""
-    return ([("warmup", t) for t in tools for _ in range(warmup)]
-            + [("cold", t) for _ in range(cold) for t in tools]
-            + [("warm", t) for t in tools if t.warm for _ in range(warm if t.cached else 1)])
+    """The runs in the order they happen: each tool's warm-ups, then rounds of one cold run of
+    each tool (so that a slow spell of a shared host, which can last a minute, slows every
+    tool's runs alike instead of one tool's whole series), each round closed by `warm` runs of
+    every tool with a content cache, which reuse the folders that round's cold run left (so
+    its warm median samples the same minutes as its cold median), then one warm run of each
+    tool without such a cache (it redoes its whole work)."""
+    runs = [("warmup", t) for t in tools for _ in range(warmup)]
+    for _ in range(cold):
+        runs += [("cold", t) for t in tools]
+        runs += [("warm", t) for t in tools if t.warm and t.cached for _ in range(warm)]
+    return runs + [("warm", t) for t in tools if t.warm and not t.cached]
 
 
 def table(corpus: Corpus, runs: list[Run]) -> str:
@@ -376,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", type=int, default=1,
                         help="cold runs of each tool; the ratios take their median (default 1)")
     parser.add_argument("--warm", type=int, default=3,
-                        help="hipport's warm runs after the cold ones, median counted (default 3); "
+                        help="hipport's warm runs after each round of cold ones, median counted (default 3); "
                              "tools without a content cache run warm once")
     parser.add_argument("--tools", help="comma-separated subset: hipport,hipport-check,hipport-check-file,"
                                         "cpu-loop,torch-hipify,hipify-perl")
