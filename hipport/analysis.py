@@ -67,7 +67,7 @@ def to_finding(ctx: FileContext, rule: Rule, hit: Hit) -> Finding:
     return tuple.__new__(Finding, (
         ctx.path, line, col, end_line, end_col, rule.code, rule.category,
         hit.severity or rule.severity, rule.effort, hit.message, hit.suggestion,
-        src.snippet(line),
+        src.snippet(line, hit.start),
     ))
 
 

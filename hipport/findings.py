@@ -19,6 +19,14 @@ CATEGORY_CODES = {
 }
 
 
+# A finding's snippet is its line's text, but of a line longer than this (in characters, once
+# stripped) only a window around the finding (source.Source.snippet): a minified or generated
+# file on one line would otherwise repeat its whole text in every finding (thousands of them:
+# gigabytes of JSON).
+SNIPPET_MAX = 300
+CUT = "…"  # marks where such a window cut its line
+
+
 class Finding(NamedTuple):
     path: str
     line: int
@@ -64,3 +72,13 @@ def json_of(values: tuple) -> dict:
 def severity_at_least(severity: str, floor: str) -> bool:
     return SEVERITIES.index(severity) >= SEVERITIES.index(floor)
 
+
+
+def snippet_of(snippet: str, text: str) -> bool:
+    """Whether `snippet` was taken from the line `text`: its whole text without the spaces
+    around it, or, from a line longer than SNIPPET_MAX, a window of it (cut ends marked)."""
+    stripped = text.strip()
+    if stripped == snippet:
+        return True
+    inner = snippet.removeprefix(CUT).removesuffix(CUT)
+    return inner != snippet and len(stripped) > SNIPPET_MAX and inner in stripped

@@ -16,6 +16,7 @@ from hipport.config import Settings
 from hipport.files import file_kind
 from hipport.pipeline import port_source
 from hipport.rules import _syntax as sx
+from hipport.findings import CUT, SNIPPET_MAX, snippet_of
 from hipport.source import Source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,16 +156,54 @@ def test_nodes_between_are_the_nodes_that_start_in_the_span():
 
 
 def test_a_long_line_is_read_once_for_all_its_findings(monkeypatch):
-    """A generated or minified file on one line: each finding's snippet is that line, read and
-    stripped once, not once per finding."""
+    """A generated or minified file on one line: the line is read and stripped once, not once
+    per finding, and each finding's snippet is a window of it around the finding (the whole
+    line in each of hundreds of findings made gigabytes of JSON)."""
     read = []
     real = Source.line_text
     monkeypatch.setattr(Source, "line_text", lambda self, line: read.append(line) or real(self, line))
     piece = b"__global__ void k%(i)d(float* x){x[threadIdx.x%%32]=__shfl_down_sync(0xffffffff,x[0],16);} "
-    done = port_source(repeated(piece, 100, b""), "t.cu", "cuda", Settings())
-    assert len(done.result.findings) >= 200 and {f.line for f in done.result.findings} == {1}
+    data = repeated(piece, 100, b"")
+    done = port_source(data, "t.cu", "cuda", Settings())
+    findings = done.result.findings
+    assert len(findings) >= 200 and {f.line for f in findings} == {1}
     assert read == [1]
-    assert {f.snippet for f in done.result.findings} == {repeated(piece, 100, b"").decode().strip()}
+    line = data.decode().strip()
+    for f in findings:
+        assert len(f.snippet) <= SNIPPET_MAX + 2 and snippet_of(f.snippet, line), f
+        assert line[f.column - 1 : f.end_column - 1] in f.snippet  # what was flagged
+    assert findings[0].snippet.startswith("__global__ void k0(") and findings[0].snippet.endswith(CUT)
+    assert findings[-1].snippet.startswith(CUT) and line.endswith(findings[-1].snippet[1:])
+
+
+def test_a_long_lines_snippet_is_cut_on_whole_characters():
+    """A window of a long line never splits a UTF-8 character; a line up to SNIPPET_MAX long is
+    its snippet whole, as are the lines of a file whose findings lie elsewhere."""
+    text = ("é" * 150 + " __shfl_down_sync(0xffffffff, v, 1); " + "ü" * 300).encode()
+    src = Source(b"int a;\n" + text + b"\n", "t.cu")
+    at = src.data.index(b"__shfl")
+    for offset in range(at - 3, at + 4):
+        got = src.snippet(2, offset)
+        assert "\ufffd" not in got and snippet_of(got, text.decode()) and len(got) <= SNIPPET_MAX + 2
+        assert got.startswith(CUT) and got.endswith(CUT)
+    assert src.snippet(1, 0) == "int a;"
+    short = ("x" * (SNIPPET_MAX - 4) + " y;").encode()
+    assert Source(b"  " + short + b"  \n").snippet(1, 250) == short.decode()
+    assert not snippet_of("…abc…", "abc" * 5)  # a window comes from a long line only
+    assert not snippet_of("…zzz…", "abc" * 200)
+
+
+def test_check_of_a_minified_file_stays_small(tmp_path):
+    """A thousand findings on one 45 KB line: the JSON carries a window of the line per
+    finding, not the line (of a 237 KB line with 6,000 findings, 1.4 GB of JSON before)."""
+    from hipport.check import Options, run_check
+    from hipport.report.formats import format_json
+
+    piece = b"__global__ void k%(i)d(int*p){ p[0]=__shfl_down_sync(0xffffffff, p[0], 16); } "
+    (tmp_path / "one.cu").write_bytes(repeated(piece, 500, b"#include <cuda_runtime.h>\n") + b"\n")
+    result = run_check([tmp_path / "one.cu"], Settings(), Options(), cache_root=None)
+    assert len(result.findings) >= 1000
+    assert len(format_json(result)) < len(result.findings) * 2000
 
 
 @pytest.mark.parametrize("types, of", [(("array_declarator",), "binary_expression"),

@@ -22,6 +22,7 @@ import jsonschema
 import pytest
 
 from hipport import kernel_links as links
+from hipport.source import Source
 from hipport import kernels as kern
 from hipport.config import Settings
 from hipport.loaders import tools
@@ -369,6 +370,26 @@ def test_html_in_place_excerpts_follow_the_moved_lines(tmp_path):
             assert difflib.SequenceMatcher(None, hit, f["snippet"]).ratio() > 0.8, (hit, f)
     assert [k["name"] for k in report["kernels"]] == ["compute_forces", "kinetic_energy", "integrate"]
     assert "asm volatile" in " ".join(Page((rep / "report.html").read_text(encoding="utf-8")).texts)
+
+
+def test_an_excerpt_of_a_long_line_shows_the_finding(tmp_path):
+    """A minified file's finding lies far past the line's start: the flagged line is shown
+    around the finding's column, and a window snippet finds its line."""
+    from hipport.findings import CUT
+    from hipport.report.html import EXCERPT_WIDTH, Excerpts
+    line = "int a; " * 300 + "x = warpSize;" + " int b;" * 300
+    (tmp_path / "m.cu").write_text("// head\n" + line + "\n", encoding="utf-8")
+    column = line.index("warpSize") + 1
+    src = Source(("// head\n" + line + "\n").encode(), "m.cu")
+    snippet = src.snippet(2, len("// head\n") + column - 1)
+    got = Excerpts(tmp_path)("m.cu", 2, snippet, column)
+    hit = [x["text"] for x in got if x["hit"]]
+    assert hit and "x = warpSize;" in hit[0] and hit[0].startswith(CUT) and hit[0].endswith(CUT)
+    assert len(hit[0]) == EXCERPT_WIDTH
+    # One line down (an include added above it), the window still finds its line.
+    (tmp_path / "m.cu").write_text("// head\n#include <x>\n" + line + "\n", encoding="utf-8")
+    got = Excerpts(tmp_path)("m.cu", 2, snippet, column)
+    assert [x["n"] for x in got if x["hit"]] == [3]
 
 
 def test_excerpts_search_near_a_moved_line(tmp_path):

@@ -14,7 +14,7 @@ from markupsafe import Markup, escape
 
 from hipport import regexes
 from hipport.estimate import fmt_hours, headline
-from hipport.findings import EFFORTS, SEVERITIES
+from hipport.findings import CUT, EFFORTS, SEVERITIES, SNIPPET_MAX, snippet_of
 from hipport.report import jinja
 
 EXCERPT_CONTEXT = 2  # lines before and after the flagged one
@@ -50,20 +50,20 @@ class Excerpts:
                 self._lines[path] = None
         return self._lines[path]
 
-    def __call__(self, path: str, line: int, snippet: str = "") -> list[dict] | None:
+    def __call__(self, path: str, line: int, snippet: str = "", column: int = 1) -> list[dict] | None:
         if self.served >= MAX_EXCERPTS:
             return None
         lines = self._file_lines(path)
         if not lines or line < 1:
             return None
         at = line
-        if snippet and not (at <= len(lines) and lines[at - 1].strip() == snippet):
+        if snippet and not (at <= len(lines) and snippet_of(snippet, lines[at - 1])):
             at = _nearby(lines, line, snippet)
         if at > len(lines):
             return None
         self.served += 1
         first, last = max(1, at - EXCERPT_CONTEXT), min(len(lines), at + EXCERPT_CONTEXT)
-        return [{"n": n, "text": _clip(lines[n - 1].expandtabs(4)), "hit": n == at}
+        return [{"n": n, "text": _clip(lines[n - 1].expandtabs(4), column if n == at else 1), "hit": n == at}
                 for n in range(first, last + 1)]
 
 
@@ -71,17 +71,26 @@ def _nearby(lines: list[str], line: int, snippet: str) -> int:
     """After --in-place the flagged line may have moved (an added #include) and changed (its
     CUDA names rewritten): the same text nearby, else the most similar nearby line."""
     near = range(max(1, line - 3), min(len(lines), line + 3) + 1)
-    same = [n for n in near if lines[n - 1].strip() == snippet]
+    same = [n for n in near if snippet_of(snippet, lines[n - 1])]
     if same:
         return min(same, key=lambda n: abs(n - line))
-    scored = [(difflib.SequenceMatcher(None, lines[n - 1].strip(), snippet).ratio(), -abs(n - line), n)
-              for n in near]
+    # (a long line's own start: difflib's time grows with the product of the lengths)
+    scored = [(difflib.SequenceMatcher(None, lines[n - 1].strip()[:2 * SNIPPET_MAX], snippet).ratio(),
+               -abs(n - line), n) for n in near]
     best = max(scored, default=None)
     return best[2] if best is not None and best[0] >= 0.6 else line
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= EXCERPT_WIDTH else text[: EXCERPT_WIDTH - 1] + "…"
+def _clip(text: str, column: int = 1) -> str:
+    """The line as shown: a long one cut to EXCERPT_WIDTH, around `column` (the flagged
+    line's finding, which a minified file has far past the line's start)."""
+    if len(text) <= EXCERPT_WIDTH:
+        return text
+    start = max(0, min(column - 1 - EXCERPT_WIDTH // 4, len(text) - EXCERPT_WIDTH + 1))
+    if start == 0:
+        return text[: EXCERPT_WIDTH - 1] + CUT
+    shown = text[start + 1 : start + EXCERPT_WIDTH - 1]
+    return CUT + shown + (CUT if start + EXCERPT_WIDTH - 1 < len(text) else "")
 
 
 @lru_cache(maxsize=1)
