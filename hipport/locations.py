@@ -37,6 +37,13 @@ class Places(NamedTuple):
     """Where a compiled copy may be read, and where it may be written, in order."""
     read: tuple[str, ...]
     write: tuple[str, ...]
+    shared: str = ""  # the cache folder's folder of copies, where write_copy prunes
+
+
+# Copies in the cache folder are named for the install they belong to, so an install that is
+# gone (an old virtual environment, a build tree) leaves its own; past this many, the oldest
+# written go. One still in use is simply made again by its next run.
+KEPT_COPIES = 32
 
 
 def copy_places(folder: str, name: str) -> Places:
@@ -50,13 +57,14 @@ def copy_places(folder: str, name: str) -> Places:
     beside = os.path.join(folder, "__pycache__", f"{name}.{tag}.marshal")
     cache = cache_dir()
     if cache is None:
-        cached = ()
+        cached, shared = (), ""
     else:
         key = blake2b(os.fsencode(os.path.realpath(folder)), digest_size=6).hexdigest()
-        cached = (os.path.join(cache, "compiled", f"{name}.{tag}.{key}.marshal"),)
+        shared = os.path.join(cache, "compiled")
+        cached = (os.path.join(shared, f"{name}.{tag}.{key}.marshal"),)
     if sys.dont_write_bytecode:
-        return Places((*cached, beside), cached)
-    return Places((beside, *cached), (beside, *cached))
+        return Places((*cached, beside), cached, shared)
+    return Places((beside, *cached), (beside, *cached), shared)
 
 
 def read_copy(places: Places, read: Callable[[str], T | None]) -> T | None:
@@ -77,7 +85,21 @@ def write_copy(places: Places, data: bytes) -> bool:
     for place in places.write:
         try:
             write_atomic(Path(place), data)
-            return True
         except (OSError, ValueError):  # read-only, or a file where a folder would go
             continue
+        if places.shared and os.path.dirname(place) == places.shared:
+            _prune(places.shared)
+        return True
     return False
+
+
+def _prune(folder: str) -> None:
+    """Keep the KEPT_COPIES newest copies in the cache folder (another process may be pruning
+    too, or reading one: a copy that is gone is read as absent)."""
+    try:
+        with os.scandir(folder) as it:
+            copies = [(e.stat().st_mtime_ns, e.path) for e in it if e.name.endswith(".marshal")]
+        for _, path in sorted(copies, reverse=True)[KEPT_COPIES:]:
+            os.unlink(path)
+    except OSError:
+        pass

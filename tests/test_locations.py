@@ -33,9 +33,9 @@ def test_a_copy_goes_beside_the_bytecode_first_then_to_the_cache_folder(tmp_path
     # another install's copy has a name of its own in the shared cache folder
     assert copy_places(str(tmp_path / "other"), "tables").read[1] != places.read[1]
     monkeypatch.setattr(sys, "dont_write_bytecode", True)  # the cache folder only is written
-    assert copy_places(str(tmp_path / "pkg"), "tables") == ((places.read[1], beside), (places.read[1],))
+    assert copy_places(str(tmp_path / "pkg"), "tables")[:2] == ((places.read[1], beside), (places.read[1],))
     monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")  # and without it, nothing is
-    assert copy_places(str(tmp_path / "pkg"), "tables") == ((beside,), ())
+    assert copy_places(str(tmp_path / "pkg"), "tables") == ((beside,), (), "")
 
 
 def test_writing_falls_back_to_the_cache_folder_and_reading_takes_the_first_good_copy(tmp_path, cache,
@@ -60,3 +60,30 @@ def test_writing_falls_back_to_the_cache_folder_and_reading_takes_the_first_good
     (blocked / "compiled").write_text("a file where the folder would go\n")
     monkeypatch.setenv("HIPPORT_CACHE_DIR", str(blocked))
     assert not write_copy(copy_places(str(tmp_path / "pkg"), "tables"), b"newer")  # built again next time
+
+
+def test_the_cache_folder_keeps_the_newest_copies(tmp_path, cache, monkeypatch):
+    """Every install leaves copies named for it in the shared cache folder; a write there
+    drops the oldest past KEPT_COPIES, whoever wrote them (a copy beside the bytecode is
+    never pruned)."""
+    import os
+
+    from hipport import locations
+
+    monkeypatch.setattr(locations, "KEPT_COPIES", 3)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    written = []
+    for n in range(5):
+        places = copy_places(str(tmp_path / f"install{n}"), "tables")
+        assert write_copy(places, b"rows %d" % n)
+        os.utime(places.write[0], ns=(n * 10**9, n * 10**9))  # written in this order
+        written.append(places.write[0])
+    left = sorted(str(p) for p in (cache / "compiled").iterdir())
+    assert left == sorted(written[-3:])
+    places = copy_places(str(tmp_path / "install9"), "tables")
+    assert write_copy(places, b"newest")
+    assert sorted(str(p) for p in (cache / "compiled").iterdir()) == sorted(written[-2:] + [places.write[0]])
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # beside the bytecode: no pruning there
+    beside = copy_places(str(tmp_path / "install0"), "tables")
+    assert write_copy(beside, b"x") and os.path.exists(beside.write[0])
+    assert len(list((cache / "compiled").iterdir())) == 3
