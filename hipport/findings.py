@@ -73,7 +73,6 @@ def severity_at_least(severity: str, floor: str) -> bool:
     return SEVERITIES.index(severity) >= SEVERITIES.index(floor)
 
 
-
 def snippet_of(snippet: str, text: str) -> bool:
     """Whether `snippet` was taken from the line `text`: its whole text without the spaces
     around it, or, from a line longer than SNIPPET_MAX, a window of it (cut ends marked)."""

@@ -40,7 +40,6 @@ _LOOKBACK = 256
 _LOOKAHEAD = 4096
 
 
-
 def might_have_kernels(data: bytes) -> bool:
     """The cheap pre-check: only files with one of these bytes are lexed for kernels."""
     return any(marker in data for marker in _PRECHECK)
