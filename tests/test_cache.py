@@ -828,3 +828,42 @@ def test_a_pruned_cache_still_gives_the_same_port(tmp_path, private_cache, monke
     assert run("port", EXAMPLE, "-o", tmp_path / "again", "-j", "1") == 0
     assert calls  # ported again, not served
     assert tree_bytes(tmp_path / "again") == tree_bytes(tmp_path / "cold")
+
+
+def test_a_renaming_run_is_served_from_the_cache_in_a_later_process(tmp_path):
+    """--rename's files key the cache by their sorted digest: a set's repr follows the hash
+    seed, which each process draws anew, so every run made new keys and ported it all again."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, HIPPORT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+
+    def port(seed: str) -> int:
+        subprocess.run([sys.executable, "-m", "hipport", "port", str(ROOT / "fixtures" / "port"), "-o",
+                        str(tmp_path / "out"), "--rename", "-j", "1"],
+                       env=dict(env, PYTHONHASHSEED=seed), capture_output=True, timeout=300, check=True)
+        with sqlite3.connect(tmp_path / "cache" / "cache.sqlite3") as db:
+            return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+
+    first = port("1")
+    assert first > 0 and port("2") == first  # nothing ported, so nothing stored again
+
+
+def test_the_renamed_files_cross_to_a_worker_by_number(tmp_path, private_cache):
+    """Every job holds the run's Renamed; a batch sent to a `-j` worker (forked after it was
+    made) carries its number, not its paths, and the ported tree is -j 1's."""
+    import pickle
+
+    from hipport.config import Settings
+    from hipport.runner import OUT, Renamed, plan
+
+    root, jobs = plan([ROOT / "fixtures" / "port"], Settings(rename=True), OUT, tmp_path / "x")
+    renamed = jobs[0].renamed
+    assert isinstance(renamed, Renamed) and len(renamed) > 5 and all(j.renamed is renamed for j in jobs)
+    assert pickle.loads(pickle.dumps(jobs)) == jobs
+    assert pickle.loads(pickle.dumps(renamed)) is renamed
+    assert len(pickle.dumps(renamed)) < 64 < len(pickle.dumps(frozenset(renamed)))
+    assert run("port", ROOT / "fixtures" / "port", "-o", tmp_path / "one", "--rename", "-j", "1") == 0
+    forget_open_caches()
+    assert run("port", ROOT / "fixtures" / "port", "-o", tmp_path / "two", "--rename", "-j", "2", "--no-cache") == 0
+    assert tree_bytes(tmp_path / "one") == tree_bytes(tmp_path / "two")
