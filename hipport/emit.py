@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import NamedTuple, Sequence
 
 
 def write_atomic(path: Path, data: bytes, like: Path | None = None, durable: bool = False) -> None:
@@ -121,13 +122,144 @@ def mirror_link(path: Path, target: str) -> None:
     os.symlink(target, path)
 
 
-def unified_diff(old_name: str, new_name: str, old: bytes, new: bytes) -> str:
-    def lines(data: bytes) -> list[str]:
-        return data.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+_CONTEXT = 3  # lines around a change, as diff -u and git diff show
 
-    import difflib  # noqa: PLC0415 - --diff alone needs it
 
-    out = []
-    for line in difflib.unified_diff(lines(old), lines(new), f"a/{old_name}", f"b/{new_name}"):
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+def unified_diff(old_name: str, new_name: str, old: bytes, spliced: Sequence[tuple[int, int, bytes]]) -> str:
+    """The port of `old` by its splices (edits.splices) as a unified diff, as `diff -u` prints
+    it: made from the splices, which say what changed, rather than by comparing the two texts
+    (difflib's matching was three quarters of a `--diff` run served from the cache). Lines end
+    at `\n` alone, as patch(1) reads them (difflib's also ended at a form feed, a lone `\r` and
+    other Unicode breaks, which made hunks patch could not apply)."""
+    changes = _changes(old, spliced)
+    if not changes:
+        return ""
+    old_lines = old.count(b"\n") + (1 if old and not old.endswith(b"\n") else 0)
+    out = [f"--- a/{old_name}\n+++ b/{new_name}\n"]
+    hunk: list[_Change] = []
+    for change in changes:
+        if hunk and change.old_at - hunk[-1].old_end > 2 * _CONTEXT:
+            out.append(_hunk(old, hunk, old_lines))
+            hunk = []
+        hunk.append(change)
+    out.append(_hunk(old, hunk, old_lines))
     return "".join(out)
+
+
+class _Change(NamedTuple):
+    """Whole lines of the old text, bytes [lo, hi) (line numbers [old_at, old_end), from 0),
+    replaced by the bytes `new` (whole lines too, from the new text's line `new_at`)."""
+    old_at: int
+    old_end: int
+    lo: int
+    hi: int
+    new: bytes
+    new_at: int
+
+
+def _changes(old: bytes, spliced: Sequence[tuple[int, int, bytes]]) -> list[_Change]:
+    """The splices grown to the lines they touch, touching ones joined, and lines that the
+    change leaves as they were at either end given back as context."""
+    spans: list[list] = []  # [lo, hi, splices], byte ranges of whole lines
+    for s, e, text in spliced:
+        lo = old.rfind(b"\n", 0, s) + 1
+        if e == s == lo and text.endswith(b"\n"):
+            hi = s  # whole lines put before this one
+        else:
+            nl = old.find(b"\n", e - 1 if e > s else s)
+            hi = len(old) if nl < 0 else nl + 1
+        if spans and lo <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], hi)
+            spans[-1][2].append((s, e, text))
+        else:
+            spans.append([lo, hi, [(s, e, text)]])
+    changes: list[_Change] = []
+    line = at = 0  # the old text's line number at byte `at`
+    shift = 0  # new lines less old lines, over the changes so far
+    for lo, hi, parts in spans:
+        pieces, pos = [], lo
+        for s, e, text in parts:
+            pieces += (old[pos:s], text)
+            pos = e
+        pieces.append(old[pos:hi])
+        new = b"".join(pieces)
+        line += old.count(b"\n", at, lo)
+        at = lo
+        removed, added = _count_lines(old, lo, hi), _count_lines(new, 0, len(new))
+        if removed > 1 or added > 1:  # lines equal at either end are context, not change
+            lo, hi, new, skipped = _trimmed(old, lo, hi, new)
+            line += skipped
+            at = lo
+            removed, added = _count_lines(old, lo, hi), _count_lines(new, 0, len(new))
+        if old[lo:hi] == new:
+            continue  # nothing changed after all
+        changes.append(_Change(line, line + removed, lo, hi, new, line + shift))
+        shift += added - removed
+    return changes
+
+
+def _count_lines(text: bytes, lo: int, hi: int) -> int:
+    return text.count(b"\n", lo, hi) + (hi > lo and text[hi - 1] != 0x0A)
+
+
+def _trimmed(old: bytes, lo: int, hi: int, new: bytes) -> tuple[int, int, bytes, int]:
+    """[lo, hi) and `new` less the whole lines they start and end with alike, and how many
+    lines that took off the start."""
+    before, after = _lines(old[lo:hi]), _lines(new)
+    head = 0
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(before), len(after)) - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    lo += sum(map(len, before[:head]))
+    hi -= sum(map(len, before[len(before) - tail:]))
+    return lo, hi, b"".join(after[head:len(after) - tail]), head
+
+
+def _lines(text: bytes) -> list[bytes]:
+    """The lines of `text`, each with its `\n` (the last one may have none)."""
+    lines = text.split(b"\n")
+    last = lines.pop()
+    return [x + b"\n" for x in lines] + ([last] if last else [])
+
+
+def _marked(text: bytes, mark: bytes) -> bytes:
+    """Whole lines, each after `mark`; a last line with no `\n` is said to have none, as diff
+    says it."""
+    if not text:
+        return b""
+    out = mark + text.replace(b"\n", b"\n" + mark)
+    return out[: -len(mark)] if text.endswith(b"\n") else out + b"\n\\ No newline at end of file\n"
+
+
+def _hunk(old: bytes, changes: list[_Change], old_lines: int) -> str:
+    first, last = changes[0], changes[-1]
+    start = max(0, first.old_at - _CONTEXT)
+    stop = min(old_lines, last.old_end + _CONTEXT)
+    lo = first.lo
+    for _ in range(first.old_at - start):
+        lo = old.rfind(b"\n", 0, lo - 1) + 1
+    hi = last.hi
+    for _ in range(stop - last.old_end):
+        nl = old.find(b"\n", hi)
+        hi = len(old) if nl < 0 else nl + 1
+    body = [_marked(old[lo:first.lo], b" ")]
+    for n, change in enumerate(changes):
+        if n:
+            body.append(_marked(old[changes[n - 1].hi:change.lo], b" "))
+        body += (_marked(old[change.lo:change.hi], b"-"), _marked(change.new, b"+"))
+    body.append(_marked(old[last.hi:hi], b" "))
+    new_start = first.new_at - (first.old_at - start)
+    new_stop = last.new_at + _count_lines(last.new, 0, len(last.new)) + (stop - last.old_end)
+    return (f"@@ -{_range(start, stop)} +{_range(new_start, new_stop)} @@\n"
+            + b"".join(body).decode("utf-8", "surrogateescape"))
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's line range as diff -u writes it: `first,count`, `first` alone for one line,
+    and the line before for none."""
+    count = stop - start
+    if count == 1:
+        return str(start + 1)
+    return f"{start + 1 if count else start},{count}"

@@ -252,7 +252,7 @@ def _serve(batch: list[Job], lookups: Lookups) -> tuple[list[Outcome | None], li
             misses.append((i, r))
         else:
             spliced, record = hit
-            outcomes[i], row = _finish(r, splice(r.data, spliced) if spliced else r.data, record, before)
+            outcomes[i], row = _finish(r, splice(r.data, spliced) if spliced else r.data, record, before, spliced)
             if row:
                 rows.append(row)
     cache.put_many(rows, bytes)
@@ -393,16 +393,17 @@ def port_reads(reads: list[_Read]) -> list[Outcome]:
     for n, r, ported, record in done:
         if keep:  # the input's bytes are the key's: the entry keeps only what changes them
             rows.append((r.key, results.dumps((ported.splices, record))))
-        outcomes[n], row = _finish(r, ported.data, record, before)
+        outcomes[n], row = _finish(r, ported.data, record, before, ported.splices)
         if row:
             rows.append(row)
     cache.put_many(rows, bytes)  # one transaction
     return outcomes
 
 
-def _finish(r: _Read, ported: bytes, record: dict, before: int) -> tuple[Outcome, tuple[bytes, bytes] | None]:
-    """Write a file's result where the mode says; and the file's stamp for the next run, when
-    its stat is settled (see _stamp)."""
+def _finish(r: _Read, ported: bytes, record: dict, before: int,
+            spliced: tuple = ()) -> tuple[Outcome, tuple[bytes, bytes] | None]:
+    """Write a file's result (`ported`: the input with `spliced` in place) where the mode says;
+    and the file's stamp for the next run, when its stat is settled (see _stamp)."""
     job, f, output = r.job, r.job.file, record["output"]
     written = None
     try:
@@ -425,7 +426,7 @@ def _finish(r: _Read, ported: bytes, record: dict, before: int) -> tuple[Outcome
     if job.mode == STDOUT:
         return Outcome(record, data=ported, stamp=stamp), row
     if job.mode == DIFF and record["changed"]:
-        return Outcome(record, diff=unified_diff(f.rel, output, r.data, ported), stamp=stamp), row
+        return Outcome(record, diff=unified_diff(f.rel, output, r.data, spliced), stamp=stamp), row
     return Outcome(record, stamp=stamp), row
 
 
