@@ -370,9 +370,10 @@ def run_check(paths: list[Path], settings: Settings, options: Options,
     _, files = collect(paths, settings)
     cwd = os.getcwd()
     codes = tuple(r.code for r in rules)
-    # A link inside the tree is not followed: its target is checked where it lies.
+    # A link inside the tree is not followed: its target is checked where it lies. What cannot
+    # be read (a folder that cannot be listed, of no kind) is said, as skipped.
     jobs = [FileJob(f, display_path(f, cwd), settings, codes, cache_root) for f in files
-            if f.kind in kinds and f.link is None and not f.verbatim]
+            if (f.kind in kinds or f.skip) and f.link is None and not f.verbatim]
     results = _check_all(jobs, settings, codes, cache_root, on_done)
     results.sort(key=lambda r: r.path)
     findings = [f for r in results for f in r.findings]

@@ -8,11 +8,30 @@ from pathlib import Path
 from typing import NamedTuple, Sequence
 
 
+def make_folders(folder: str | Path) -> None:
+    """os.makedirs(folder, exist_ok=True) without its recursion, one level of which a missing
+    folder costs: an output tree mirrors an input that may nest deeper than Python's stack."""
+    missing = []
+    folder = os.fspath(folder)
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            if not os.path.isdir(path):
+                raise
+
+
 def write_atomic(path: Path, data: bytes, like: Path | None = None, durable: bool = False) -> None:
     """Write via a temporary file in the same folder and rename it over `path`, so a crash
     leaves either the old file or the new one, never half of one. Keeps `like`'s mode.
     `durable` also flushes to disk before the rename: for files rewritten in place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(path.parent)
     mode = None
     for candidate in (like, path):
         if candidate is not None and candidate.exists():
@@ -91,7 +110,7 @@ def write_copy(path: str, data: bytes, mode: int, want_stat: bool = False) -> tu
     try:
         fd = os.open(path, flags, 0o600)
     except FileNotFoundError:  # the first file of its folder: a re-run finds the folders made
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        make_folders(os.path.dirname(path))
         fd = os.open(path, flags, 0o600)
     try:  # os calls, not a file object: a cold run writes tens of thousands of files
         view = memoryview(data)
@@ -116,7 +135,7 @@ def _holds(fd: int, st: os.stat_result, data: bytes, mode: int) -> bool:
 
 def mirror_link(path: Path, target: str) -> None:
     """Recreate a symlink (one that stays inside the tree) in the output tree."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(path.parent)
     if path.is_symlink() or path.exists():
         path.unlink()
     os.symlink(target, path)

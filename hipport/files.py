@@ -124,31 +124,41 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
             return
         found[rel] = InputFile(where, rel, kind)
 
-    def walk(folder: str, rel: str, verbatim: bool) -> None:
-        # os.scandir's entries know their type without a stat per file: trees have tens of
-        # thousands of files.
-        with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        prefix = rel + "/" if rel != "." else ""
-        for e in entries:
-            name = e.name
-            if e.is_dir():
-                if never_walked(name):
-                    continue
-                if e.is_symlink():
-                    add(Path(e.path), prefix + name)  # recreated as a link, never followed
-                else:
-                    # Inside an excluded folder that is not build output: copied to OUT, never ported.
-                    walk(e.path, prefix + name, verbatim or bool(vendored(name)))
-            # The default excludes name folders (build, vendor, ...); only the user's
-            # extend-exclude patterns also match file names.
-            elif not left_out(name):
-                file_rel = prefix + name
-                if e.is_file(follow_symlinks=False):
-                    if file_rel not in found:
-                        found[file_rel] = InputFile(e.path, file_rel, file_kind(name), verbatim=verbatim)
-                else:
-                    add(Path(e.path), file_rel)  # a link, a FIFO, a socket, a device
+    def walk(top: str, top_rel: str) -> None:
+        # A stack, not recursion: a tree may nest folders deeper than Python's stack goes.
+        stack = [(top, top_rel, False)]
+        while stack:
+            folder, rel, verbatim = stack.pop()
+            try:
+                # os.scandir's entries know their type without a stat per file: trees have
+                # tens of thousands of files.
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as exc:
+                if folder == top:
+                    raise HipportError(f"{folder}: cannot list the folder: {exc.strerror or exc}") from None
+                found[rel] = InputFile(folder, rel, "other", skip=f"cannot list the folder: {exc.strerror or exc}")
+                continue
+            prefix = rel + "/" if rel != "." else ""
+            for e in entries:
+                name = e.name
+                if e.is_dir():
+                    if never_walked(name):
+                        continue
+                    if e.is_symlink():
+                        add(Path(e.path), prefix + name)  # recreated as a link, never followed
+                    else:
+                        # Inside an excluded folder that is not build output: copied to OUT, never ported.
+                        stack.append((e.path, prefix + name, verbatim or bool(vendored(name))))
+                # The default excludes name folders (build, vendor, ...); only the user's
+                # extend-exclude patterns also match file names.
+                elif not left_out(name):
+                    file_rel = prefix + name
+                    if e.is_file(follow_symlinks=False):
+                        if file_rel not in found:
+                            found[file_rel] = InputFile(e.path, file_rel, file_kind(name), verbatim=verbatim)
+                    else:
+                        add(Path(e.path), file_rel)  # a link, a FIFO, a socket, a device
 
     for p in paths:
         p = p.absolute()
@@ -160,5 +170,5 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
         if not p.is_dir() or p.is_symlink():
             add(p)
             continue
-        walk(str(p), p.relative_to(root).as_posix(), verbatim=False)
+        walk(str(p), p.relative_to(root).as_posix())
     return root, [found[k] for k in sorted(found)]
