@@ -1,6 +1,7 @@
-"""Folders nested deeper than Python's stack: the walk and the output tree's folders take no
-recursion, and a folder whose path is too long to open is skipped with its reason, while the
-rest of the tree is ported and checked."""
+"""Trees and code nested deeper than Python's stack. The walk and the output tree's folders
+take no recursion, and a folder whose path is too long to open is skipped with its reason,
+while the rest of the tree is ported and checked; statement blocks and parentheses thousands
+deep are read without recursion, or as unknown values where the evaluator's stack ends."""
 
 from __future__ import annotations
 
@@ -88,3 +89,19 @@ def test_a_folder_too_deep_to_open_is_skipped_with_its_reason(deep, tmp_path, ca
     assert (out / "top.cu").read_bytes().startswith(b"#include <hip/hip_runtime.h>")
     assert hipport("check", src, "--no-cache", "--exit-zero") == 0
     assert "skipped: cannot list the folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, text", [
+    # each statement block is what the block around it is: judged down the chain, not recursively
+    ("blocks", b"__global__ void k(int* p) { " + b"{" * 3000 + b" p[threadIdx.x % 32] = 1; " + b"}" * 3000 + b" }\n"),
+    # values read through parentheses deeper than the evaluator's stack: unknown
+    ("an #if condition", b"#if " + b"(" * 3000 + b"1" + b")" * 3000 + b"\n"
+                         b"__global__ void k(int* p) { p[threadIdx.x % 32] = 1; }\n#endif\n"),
+    ("an initializer", b"__global__ void k(int* p) { const int lane_size = " + b"(" * 3000 + b"32" + b")" * 3000
+                       + b"; p[threadIdx.x % 32] = lane_size; }\n"),
+])
+def test_code_nested_thousands_deep_is_checked(tmp_path, capsys, name, text):
+    (tmp_path / "k.cu").write_bytes(b"#include <cuda_runtime.h>\n" + text)
+    assert hipport("check", tmp_path / "k.cu", "--no-cache", "--format", "json", "--exit-zero") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["files"] == 1 and [f["rule"] for f in doc["findings"]] == ["HP402"], name

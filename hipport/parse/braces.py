@@ -83,11 +83,26 @@ class Braces:
         member or scoped name is declared directly inside), LINKAGE (`extern "C" {`: its
         inside is file scope), else SCOPE (a namespace or class body, or not known)."""
         known = self._kinds.get(i)
-        if known is None:
-            known = self._kinds[i] = self._judge(i)
-        return known
+        if known is not None:
+            return known
+        # A statement block is what the pair around it is: the chain of such pairs is judged
+        # from the outermost down, not by recursion (generated code nests thousands deep).
+        chain, j = [], i
+        while j >= 0 and j not in self._kinds:
+            verdict = self._judge(j)
+            if verdict is not None:
+                self._kinds[j] = verdict
+                break
+            chain.append(j)
+            j = self.parents[j]
+        for j in reversed(chain):
+            parent = self.parents[j]
+            self._kinds[j] = BLOCK if parent >= 0 and self._kinds[parent] == BLOCK else SCOPE
+        return self._kinds[i]
 
-    def _judge(self, i: int) -> str:
+    def _judge(self, i: int) -> str | None:
+        """kind(i) as the code before the `{` tells it; None for a statement block, which is
+        what the pair around it is."""
         data = self._lexed.data
         end = self.code_before(self.opens[i])
         before = data[end - 1 : end]
@@ -100,8 +115,7 @@ class Braces:
         if before in (b"=", b"]"):
             return BLOCK  # an initializer, a lambda without parameters
         if before in (b";", b"}", b"{", b":"):  # a statement block or a case label's block
-            parent = self.parents[i]
-            return BLOCK if parent >= 0 and self.kind(parent) == BLOCK else SCOPE
+            return None
         if before == b"\"":
             return LINKAGE if LINKAGE_HEAD.search(data, max(0, end - 32), end) else SCOPE
         if before == b")":

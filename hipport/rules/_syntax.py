@@ -216,7 +216,7 @@ class _PPEval:
     def parse(self) -> _Val:
         try:
             v = self.ternary()
-        except (IndexError, ValueError, ZeroDivisionError):
+        except (IndexError, ValueError, ZeroDivisionError, RecursionError):  # (parentheses thousands deep)
             return _UNKNOWN
         return v if self.peek()[0] == "end" else _UNKNOWN
 
