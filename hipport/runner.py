@@ -401,7 +401,7 @@ def port_reads(reads: list[_Read]) -> list[Outcome]:
 
 
 def _finish(r: _Read, ported: bytes, record: dict, before: int,
-            spliced: tuple = ()) -> tuple[Outcome, tuple[bytes, bytes] | None]:
+            spliced: tuple) -> tuple[Outcome, tuple[bytes, bytes] | None]:
     """Write a file's result (`ported`: the input with `spliced` in place) where the mode says;
     and the file's stamp for the next run, when its stat is settled (see _stamp)."""
     job, f, output = r.job, r.job.file, record["output"]
