@@ -18,15 +18,15 @@ from hipport.words import plural
 
 
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
-    """Write to stdout (or stderr) and flush; a character the stream cannot encode is replaced
-    rather than fatal."""
+    """Write to stdout (or stderr) and flush; a character the stream cannot encode is written
+    as its escape (as emit.text_bytes writes it) rather than fatal."""
     stream = sys.stderr if err else sys.stdout
     text += "\n" if nl else ""
     try:
         stream.write(text)
     except UnicodeEncodeError:
         stream.flush()
-        stream.buffer.write(text.encode(stream.encoding or "utf-8", "replace"))
+        stream.buffer.write(text.encode(stream.encoding or "utf-8", "backslashreplace"))
     stream.flush()
 
 
@@ -104,7 +104,7 @@ def check(args: argparse.Namespace) -> None:
     """
     from hipport import check as engine
     from hipport import suppress
-    from hipport.emit import write_atomic
+    from hipport.emit import text_bytes, write_atomic
     from hipport.report.formats import FORMATTERS
 
     paths = list(args.paths)
@@ -124,7 +124,7 @@ def check(args: argparse.Namespace) -> None:
         sys.exit(EXIT_USAGE if result.failed else EXIT_OK)
     text = FORMATTERS[args.format](result)
     if args.output is not None:
-        write_atomic(args.output, text.encode("utf-8"))
+        write_atomic(args.output, text_bytes(text))
     else:
         echo(text, nl=False)
     sys.exit(engine.exit_code(result, options))
@@ -137,7 +137,7 @@ def estimate(args: argparse.Namespace) -> None:
     from --calibrate; the text output prints every rate and assumption it used.
     """
     from hipport import estimate as est
-    from hipport.emit import write_atomic
+    from hipport.emit import text_bytes, write_atomic
     from hipport.report import markdown
     from hipport.report import model as report_model
 
@@ -163,7 +163,7 @@ def estimate(args: argparse.Namespace) -> None:
     elif notes:
         echo("\n".join(notes), err=True)
     if args.output is not None:
-        write_atomic(args.output, text.encode("utf-8"))
+        write_atomic(args.output, text_bytes(text))
     else:
         echo(text, nl=False)
     sys.exit(EXIT_OK)

@@ -8,6 +8,13 @@ from pathlib import Path
 from typing import NamedTuple, Sequence
 
 
+def text_bytes(text: str) -> bytes:
+    """A report's, a check's or a baseline's text as UTF-8. A file name that is no UTF-8 (Linux
+    takes any bytes) reaches the text as surrogates (os.fsdecode's), which UTF-8 cannot hold:
+    each is written as its escape, `\\udcff`, which a JSON reader reads back as the same name."""
+    return text.encode("utf-8", "backslashreplace")
+
+
 def make_folders(folder: str | Path) -> None:
     """os.makedirs(folder, exist_ok=True) without its recursion, one level of which a missing
     folder costs: an output tree mirrors an input that may nest deeper than Python's stack."""

@@ -290,9 +290,10 @@ def baseline_document(findings: Iterable[Finding]) -> dict:
 
 
 def dump_baseline(findings: Iterable[Finding]) -> bytes:
-    from hipport.report import json_text  # noqa: PLC0415 - baselines alone need it here
+    from hipport.emit import text_bytes  # noqa: PLC0415 - baselines alone need these here
+    from hipport.report import json_text  # noqa: PLC0415
 
-    return json_text.dumps(baseline_document(findings)).encode("utf-8")
+    return text_bytes(json_text.dumps(baseline_document(findings)))
 
 
 def load_baseline(data: bytes, where: str = "baseline") -> Counter:

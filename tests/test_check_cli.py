@@ -22,7 +22,7 @@ from hipport.cli import main
 from hipport.config import Settings
 from hipport.findings import severity_at_least
 from hipport.rules import CATEGORY_CODES, REGISTRY, Hit, all_rules, load_rule_modules, rule
-from clitools import TEST_RULE_DOC, free_code
+from clitools import TEST_RULE_DOC, free_code, hipport
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = TEST_RULE_DOC
@@ -496,3 +496,28 @@ def test_pre_commit_try_repo(tmp_path):
     _suppress_all(repo, [f for f in doc["findings"] if severity_at_least(f["severity"], "warning")])
     second = try_repo()
     assert second.returncode == 0 and "Passed" in second.stdout, second.stdout
+
+
+def test_a_file_name_that_is_no_utf8_reaches_every_output(tmp_path, capsys):
+    """Linux takes any bytes in a name: such a name is held as surrogates (os.fsdecode's) and
+    written as their escapes, which JSON reads back as the same name; writing it as UTF-8
+    failed the report, check's JSON and SARIF, and the baseline with a traceback."""
+    import os
+
+    src = tmp_path / "src"
+    src.mkdir()
+    try:
+        (src / os.fsdecode(b"k\xff.cu")).write_bytes(b"__global__ void k(int* p) { p[threadIdx.x % 32] = 1; }\n")
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system takes only UTF-8 names")
+    assert hipport("port", src, "-o", tmp_path / "out", "--report", tmp_path / "rep", "--no-cache") == 0
+    report = json.loads((tmp_path / "rep" / "report.json").read_bytes())
+    assert [os.fsencode(f["source"]) for f in report["files"]] == [b"k\xff.cu"]
+    assert b"k\\udcff.cu" in (tmp_path / "rep" / "report.html").read_bytes()
+    for fmt in ("json", "sarif"):
+        assert hipport("check", src, "--format", fmt, "-o", tmp_path / f"c.{fmt}", "--no-cache") == 1
+    doc = json.loads((tmp_path / "c.json").read_bytes())
+    assert os.fsencode(doc["findings"][0]["path"]).endswith(b"k\xff.cu")
+    json.loads((tmp_path / "c.sarif").read_bytes())
+    assert hipport("check", src, "--write-baseline", tmp_path / "b.json", "--no-cache") == 0
+    assert hipport("check", src, "--baseline", tmp_path / "b.json", "--no-cache") == 0  # the name matches

@@ -20,7 +20,7 @@ from hipport import __version__
 from hipport import estimate as est
 from hipport import kernel_links as links
 from hipport.config import Settings
-from hipport.emit import write_atomic
+from hipport.emit import text_bytes, write_atomic
 from hipport.findings import CATEGORY, EFFORT, EFFORTS, SEVERITIES, SEVERITY
 from hipport.results import FileResult, json_entry
 from hipport.words import plural
@@ -337,7 +337,7 @@ def write(report: dict, folder: Path, root: Path | None = None, in_place: bool =
     os.umask(mask)
     for target, text in ((path, to_json(report)), (folder / "report.md", markdown.render(report)),
                          (folder / "report.html", html.render(report, excerpts))):
-        write_atomic(target, text.encode("utf-8"))
+        write_atomic(target, text_bytes(text))
         os.chmod(target, 0o666 & ~mask)  # a report is for sharing (atomic writes start private)
     return path
 
