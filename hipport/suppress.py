@@ -252,15 +252,27 @@ def unused_hits(suppressions: list[Suppression], names: Names, judged: Sequence[
 
 
 def silence_self(findings: list[Finding], suppressions: list[Suppression], names: Names) -> list[Finding]:
-    """Apply the suppressions that name the suppression category to its own findings."""
+    """Apply the suppressions that name the suppression category to its own findings. By
+    line, as apply() does: a file with a stale suppression on each line has a finding per
+    line, and each looked through every suppression."""
+    by_line: dict[int, list[tuple[Suppression, list[str]]]] = {}
+    file_level = []
+    for s in suppressions:
+        own = [n for n in s.names if names.is_self(n)] if not (s.malformed or s.bare) else []
+        if not own:
+            continue
+        if s.file_level:
+            file_level.append((s, own))
+        for line in s.covers:
+            by_line.setdefault(line, []).append((s, own))
+    if not by_line and not file_level:
+        return list(findings)
     kept = []
     for f in findings:
         hit = False
-        for s in suppressions:
-            if s.malformed or s.bare or not (s.file_level or f.line in s.covers):
-                continue
-            for n in s.names:
-                if names.is_self(n) and names.matches_finding(n, f):
+        for s, own in by_line.get(f.line, []) + file_level:
+            for n in own:
+                if names.matches_finding(n, f):
                     s.used.add(n)
                     hit = True
         if not hit:

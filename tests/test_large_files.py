@@ -37,6 +37,9 @@ PIECES = {
     "shared arrays": b"__global__ void s%(i)d(float* x) { __shared__ float t[32]; t[threadIdx.x & 31] = x[0];"
                      b" __syncthreads(); x[1] = t[0]; }\n"
                      b"void go%(i)d(float* d) { s%(i)d<<<1, 32, 70000>>>(d); }\n",
+    # a suppression on each line that suppresses nothing: each is reported (HP1901), and each
+    # report is asked whether a suppression of the suppression rule covers it
+    "stale suppressions": b"__global__ void u%(i)d(int* p) { p[0] = 1; }  // hipport: ignore[HP101] stale\n",
 }
 
 
