@@ -197,6 +197,9 @@ def test_hp1901_not_selected_reports_nothing(rules):
 def test_suppression_of_unused_report(rules):
     assert codes(run(rules, "int a = 0;  // hipport: ignore[warp-size, HP1901] kept for later\n")) == []
     assert codes(run(rules, "// hipport: ignore-file[suppression]\nint a = 0; // hipport: ignore[warp-size]\n")) == []
+    # a line's own suppression of the report silences that line's report only
+    assert codes(run(rules, "int a = 0;  // hipport: ignore[warp-size]\n"
+                            "int b = 0;  // hipport: ignore[warp-size, HP1901]\n")) == [(1, "HP1901")]
 
 
 def test_cmake_and_python_hash_comments(rules):
