@@ -8,6 +8,11 @@ from hipport.findings import CUT, SNIPPET_MAX
 from hipport.parse.lexer import _scan
 
 UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def bom_length(data: bytes) -> int:
+    """Bytes of the UTF-8 BOM `data` starts with (0 or 3): where its text starts."""
+    return len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
 _SNIPPET_BEFORE = 100  # bytes of a long line kept before the finding in its snippet
 _SPACE = b" \t\r\n\f\v"
 
@@ -37,7 +42,7 @@ class Source:
 
     @property
     def bom(self) -> bytes:
-        return UTF8_BOM if self.data.startswith(UTF8_BOM) else b""
+        return self.data[:bom_length(self.data)]
 
     @property
     def newline(self) -> bytes:

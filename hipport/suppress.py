@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from hipport import __version__
 from hipport.errors import HipportError
@@ -184,28 +184,37 @@ class Names:
         return name == SUPPRESSION_CATEGORY or (r is not None and r.category == SUPPRESSION_CATEGORY)
 
 
+def _covering(pairs: Iterable[tuple[Suppression, Sequence[str]]]) -> Callable[[int], list] | None:
+    """The (suppression, names) pairs that cover a line: its line suppressions', by line, then
+    the file-level ones (a finding is asked of those on its line, not of every suppression);
+    None when there are none."""
+    by_line: dict[int, list] = {}
+    file_level = []
+    for pair in pairs:
+        s = pair[0]
+        if s.file_level:
+            file_level.append(pair)
+        for line in s.covers:
+            by_line.setdefault(line, []).append(pair)
+    if not by_line and not file_level:
+        return None
+    return lambda line: by_line.get(line, []) + file_level
+
+
 def apply(findings: Iterable[Finding], suppressions: list[Suppression], names: Names) -> tuple[list[Finding], int]:
     """Drop suppressed findings; mark the names that were used. Returns (kept, suppressed)."""
-    by_line: dict[int, list[Suppression]] = {}
-    file_level = []
-    for s in suppressions:
-        if s.malformed:
-            continue
-        if s.file_level:
-            file_level.append(s)
-        for line in s.covers:
-            by_line.setdefault(line, []).append(s)
-    if not by_line and not file_level:
+    covering = _covering((s, s.names) for s in suppressions if not s.malformed)
+    if covering is None:
         return list(findings), 0
     kept, dropped = [], 0
     for f in findings:
         hit = False
-        for s in by_line.get(f.line, []) + file_level:
+        for s, named in covering(f.line):
             if s.bare:
                 s.used.add("*")
                 hit = True
                 continue
-            for n in s.names:
+            for n in named:
                 if names.matches_finding(n, f):
                     s.used.add(n)
                     hit = True
@@ -252,26 +261,17 @@ def unused_hits(suppressions: list[Suppression], names: Names, judged: Sequence[
 
 
 def silence_self(findings: list[Finding], suppressions: list[Suppression], names: Names) -> list[Finding]:
-    """Apply the suppressions that name the suppression category to its own findings. By
-    line, as apply() does: a file with a stale suppression on each line has a finding per
-    line, and each looked through every suppression."""
-    by_line: dict[int, list[tuple[Suppression, list[str]]]] = {}
-    file_level = []
-    for s in suppressions:
-        own = [n for n in s.names if names.is_self(n)] if not (s.malformed or s.bare) else []
-        if not own:
-            continue
-        if s.file_level:
-            file_level.append((s, own))
-        for line in s.covers:
-            by_line.setdefault(line, []).append((s, own))
-    if not by_line and not file_level:
+    """Apply the suppressions that name the suppression category to its own findings (by line,
+    as apply(): a file with a stale suppression on each line has a finding per line)."""
+    own = ((s, [n for n in s.names if names.is_self(n)]) for s in suppressions if not (s.malformed or s.bare))
+    covering = _covering((s, named) for s, named in own if named)
+    if covering is None:
         return list(findings)
     kept = []
     for f in findings:
         hit = False
-        for s, own in by_line.get(f.line, []) + file_level:
-            for n in own:
+        for s, named in covering(f.line):
+            for n in named:
                 if names.matches_finding(n, f):
                     s.used.add(n)
                     hit = True

@@ -13,7 +13,7 @@ from hipport.parse import IS_WORD_BYTE, WORD_BYTES, tree
 from hipport.parse.braces import BLOCK, SCOPE, word_before
 from hipport.parse.lexer import Lexed, Substrings, Token
 from hipport.patterns import word_start
-from hipport.source import UTF8_BOM
+from hipport.source import bom_length
 
 _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_specifier", "struct_specifier"})
 # Nodes whose `declarator` field, when a plain identifier, declares that name.
@@ -328,7 +328,7 @@ def _keyword_stands_alone(data: bytes, scope) -> bool:
     if scope.type == "field_declaration_list":
         scope = scope.parent
     start = scope.start_byte if scope is not None else 0
-    if start == 0 or (start == len(UTF8_BOM) and data.startswith(UTF8_BOM)):
+    if start in (0, bom_length(data)):
         return True
     before = data[start - 1]
     return before not in IS_WORD_BYTE and before < 0x80  # a UTF-8 letter glues as a name's would

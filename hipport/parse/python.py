@@ -11,8 +11,9 @@ import ast
 import re
 from typing import Callable
 
+from hipport.source import bom_length
+
 _NEWLINE = re.compile(rb"\r\n|\r|\n")  # what Python's tokenizer takes for a line's end
-_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def nodes(tree: ast.AST, parents: dict | None = None) -> list[ast.AST]:
@@ -38,7 +39,7 @@ def nodes(tree: ast.AST, parents: dict | None = None) -> list[ast.AST]:
 def spans(data: bytes) -> Callable[[ast.AST], tuple[int, int]]:
     """What gives a node of `data`'s tree its byte span: the tree counts lines as Python's
     tokenizer does (`\\r`, `\\n` or `\\r\\n` end one) and columns in UTF-8 bytes after a BOM."""
-    starts = [len(_UTF8_BOM) if data.startswith(_UTF8_BOM) else 0]
+    starts = [bom_length(data)]
     starts += [m.end() for m in _NEWLINE.finditer(data)]
 
     def span(node: ast.AST) -> tuple[int, int]:

@@ -11,6 +11,7 @@ from hipport import regexes
 from hipport.edits import Edit
 from hipport.parse.lexer import logical_end
 from hipport.rewrite.shell import Rewritten, Spans, command_edits, rocm_release, table, word_edits
+from hipport.source import bom_length
 
 # One instruction: its keyword and where its arguments start; continued lines end in `\`.
 _INSTRUCTION = regexes.compile(rb"[ \t]*([A-Za-z]+)[ \t]+")
@@ -40,7 +41,7 @@ def _comment_lines(data: bytes) -> list[tuple[int, int]]:
 def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
     comments = Spans(_comment_lines(data))
     out = Rewritten()
-    pos = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    pos = bom_length(data)
     while pos < len(data):
         m = _INSTRUCTION.match(data, pos)
         if m is None or comments.covers(m.start(1)):

@@ -27,6 +27,7 @@ from hipport.edits import Edit, apply_edits
 from hipport.parse import python as pyast
 from hipport.rewrite.shell import (Rewritten, Spans, arch_list, flag_edits, flag_rules, libraries,
                                    link_edits, value_ok)
+from hipport.source import bom_length
 
 _ARCH_WHY = "PyTorch's ROCm build passes --offload-arch from PYTORCH_ROCM_ARCH"
 _SIMPLE = regexes.compile(r"([rRuU]?)('|\")([^'\"\\\n]*)\2\Z")
@@ -305,7 +306,7 @@ class _Editor:
                 merged[-1][2] += " " + old
             else:
                 merged.append([s, e, old])
-        bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        bom = bom_length(data)
         for s, e, old in merged:
             ls = max(data.rfind(b"\n", 0, s) + 1, bom)
             le = data.find(b"\n", e)

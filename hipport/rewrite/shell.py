@@ -16,6 +16,7 @@ from typing import Iterable, NamedTuple
 from hipport import regexes
 from hipport.edits import Edit
 from hipport.errors import MappingError
+from hipport.source import bom_length
 
 # ---------------------------------------------------------------------------------------------
 # the tables
@@ -618,6 +619,6 @@ def command_edits(data: bytes, comments: Spans, *, start: int = 0, end: int | No
 
 def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
     """A shell script (`*.sh`)."""
-    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    bom = bom_length(data)
     comments = Spans(shell_comments(data, bom))
     return command_edits(data, comments, start=bom, target=target, rename=settings.rename)
