@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from hipport import __version__
@@ -28,6 +29,18 @@ def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
         stream.flush()
         stream.buffer.write(text.encode(stream.encoding or "utf-8", "backslashreplace"))
     stream.flush()
+
+
+def put(text: str | Iterable[str], output: Path | None) -> None:
+    """A command's output (its text, or the text's pieces in order) to the file `output`,
+    written atomically, or to stdout; in batches, so a document in pieces is never whole."""
+    from hipport.emit import batches, text_bytes, write_atomic
+
+    if output is not None:
+        write_atomic(output, map(text_bytes, batches(text)))
+        return
+    for batch in batches(text):
+        echo(batch, nl=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -104,7 +117,7 @@ def check(args: argparse.Namespace) -> None:
     """
     from hipport import check as engine
     from hipport import suppress
-    from hipport.emit import text_bytes, write_atomic
+    from hipport.emit import write_atomic
     from hipport.report.formats import FORMATTERS
 
     paths = list(args.paths)
@@ -122,11 +135,7 @@ def check(args: argparse.Namespace) -> None:
         write_atomic(write_baseline, suppress.dump_baseline(result.findings))
         echo(f"hipport: wrote {len(result.findings)} findings to the baseline {write_baseline}", err=True)
         sys.exit(EXIT_USAGE if result.failed else EXIT_OK)
-    text = FORMATTERS[args.format](result)
-    if args.output is not None:
-        write_atomic(args.output, text_bytes(text))
-    else:
-        echo(text, nl=False)
+    put(FORMATTERS[args.format](result), args.output)
     sys.exit(engine.exit_code(result, options))
 
 
@@ -137,7 +146,6 @@ def estimate(args: argparse.Namespace) -> None:
     from --calibrate; the text output prints every rate and assumption it used.
     """
     from hipport import estimate as est
-    from hipport.emit import text_bytes, write_atomic
     from hipport.report import markdown
     from hipport.report import model as report_model
 
@@ -156,16 +164,13 @@ def estimate(args: argparse.Namespace) -> None:
         notes = fit.lines() + ["To keep these rates, put this in pyproject.toml or .hipport.toml:", "",
                                est.toml_snippet(rates)]
     report = report_model.from_paths(paths, settings, rates, cache_root=None if args.no_cache else cache_dir())
-    render = {"text": est.format_text, "json": report_model.to_json, "markdown": markdown.render}[args.format]
+    render = {"text": est.format_text, "json": report_model.json_pieces, "markdown": markdown.render}[args.format]
     text = render(report)
     if notes and args.format == "text":
         text = "\n".join(notes) + "\n" + text
     elif notes:
         echo("\n".join(notes), err=True)
-    if args.output is not None:
-        write_atomic(args.output, text_bytes(text))
-    else:
-        echo(text, nl=False)
+    put(text, args.output)
     sys.exit(EXIT_OK)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 
 def text_bytes(text: str) -> bytes:
@@ -13,6 +13,25 @@ def text_bytes(text: str) -> bytes:
     takes any bytes) reaches the text as surrogates (os.fsdecode's), which UTF-8 cannot hold:
     each is written as its escape, `\\udcff`, which a JSON reader reads back as the same name."""
     return text.encode("utf-8", "backslashreplace")
+
+
+def batches(pieces: str | Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+    """The text of `pieces` (a text whole, or its pieces in order) in strings of about `size`
+    characters: a document made in pieces is written without ever being whole in memory, yet
+    with one write per megabyte, not per piece."""
+    if isinstance(pieces, str):
+        yield pieces
+        return
+    batch: list[str] = []
+    held = 0
+    for piece in pieces:
+        batch.append(piece)
+        held += len(piece)
+        if held >= size:
+            yield "".join(batch)
+            batch, held = [], 0
+    if batch:
+        yield "".join(batch)
 
 
 def make_folders(folder: str | Path) -> None:
@@ -34,10 +53,12 @@ def make_folders(folder: str | Path) -> None:
                 raise
 
 
-def write_atomic(path: Path, data: bytes, like: Path | None = None, durable: bool = False) -> None:
-    """Write via a temporary file in the same folder and rename it over `path`, so a crash
-    leaves either the old file or the new one, never half of one. Keeps `like`'s mode.
-    `durable` also flushes to disk before the rename: for files rewritten in place."""
+def write_atomic(path: Path, data: bytes | Iterable[bytes], like: Path | None = None,
+                 durable: bool = False) -> None:
+    """Write `data` (bytes, or chunks of them in order) via a temporary file in the same folder
+    and rename it over `path`, so a crash leaves either the old file or the new one, never half
+    of one. Keeps `like`'s mode. `durable` also flushes to disk before the rename: for files
+    rewritten in place."""
     make_folders(path.parent)
     mode = None
     for candidate in (like, path):
@@ -49,7 +70,10 @@ def write_atomic(path: Path, data: bytes, like: Path | None = None, durable: boo
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".hipport-tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if isinstance(data, bytes):
+                f.write(data)
+            else:
+                f.writelines(data)
             if durable:
                 f.flush()
                 os.fsync(f.fileno())

@@ -45,7 +45,8 @@ SAMPLE = [
 def test_formatters_table_names_every_format():
     assert set(FORMATTERS) == {"text", "json", "sarif", "github"}
     for fmt in FORMATTERS.values():
-        assert fmt(result([])).endswith("\n") or fmt(result([])) == ""
+        text = "".join(fmt(result([])))  # the text, or its pieces
+        assert text.endswith("\n") or text == ""
 
 
 # --- text --------------------------------------------------------------------------------------
@@ -69,7 +70,7 @@ def test_text_no_findings():
 # --- json --------------------------------------------------------------------------------------
 
 def test_json_has_exactly_spec_shape():
-    doc = json.loads(format_json(result(SAMPLE)))
+    doc = json.loads("".join(format_json(result(SAMPLE))))
     assert list(doc) == ["version", "tool", "findings", "summary"]
     assert doc["version"] == 1
     assert doc["tool"] == {"name": "hipport", "version": __version__}
@@ -109,10 +110,10 @@ def _validate(doc: dict) -> None:
 
 
 def test_sarif_validates_against_schema():
-    doc = json.loads(format_sarif(result(SAMPLE, files=[FileCheck("src/k.cu", "cuda", "checked"),
-                                                          FileCheck("x.cu", "cuda", "skipped", "binary file")])))
+    files = [FileCheck("src/k.cu", "cuda", "checked"), FileCheck("x.cu", "cuda", "skipped", "binary file")]
+    doc = json.loads("".join(format_sarif(result(SAMPLE, files=files))))
     _validate(doc)
-    _validate(json.loads(format_sarif(result([]))))
+    _validate(json.loads("".join(format_sarif(result([])))))
 
 
 def test_sarif_content():
@@ -221,8 +222,52 @@ def test_json_text_is_the_same_document_indented_as_json_writes_it(value):
         assert text.count("\n") <= json.dumps(value, indent=2, ensure_ascii=False).count("\n") + 1
 
 
+def test_json_pieces_are_the_text_one_long_list_entry_at_most():
+    doc = {"a": [{"n": n, "s": "x" * 50} for n in range(200)], "b": {"c": [1, 2], "d": []}}
+    parts = list(json_text.pieces(doc))
+    assert "".join(parts) == json_text.dumps(doc)
+    assert max(map(len, parts)) < 100  # an entry with its separator, never the list
+
+
+@pytest.mark.parametrize("where", ["file", "stdout"])
+def test_a_big_document_is_written_without_its_whole_text(where, tmp_path, capfdbinary):
+    """check's JSON of a big tree (report.json alike) reaches its file or stdout in batches:
+    made whole, the text of 51,000 files' findings took four copies of its 163 MB at once."""
+    import tracemalloc
+
+    from hipport.cli import put
+
+    doc = json_document(result([finding(line=n, message="m" * 300) for n in range(1, 20001)]))
+    text = json_text.dumps(doc)
+    assert len(text) > 6_000_000
+    target = tmp_path / "out.json" if where == "file" else None
+    tracemalloc.start()
+    try:
+        put(json_text.pieces(doc), target)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    written = target.read_bytes() if target else capfdbinary.readouterr().out
+    assert written == text.encode()
+    assert peak < len(text) / 2
+
+
+def test_a_document_that_fails_while_written_leaves_the_old_file(tmp_path):
+    from hipport.emit import write_atomic
+
+    def chunks():
+        yield b"half of a new "
+        raise RuntimeError("the formatter failed")
+
+    (tmp_path / "out.json").write_bytes(b"old")
+    with pytest.raises(RuntimeError):
+        write_atomic(tmp_path / "out.json", chunks())
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+    assert (tmp_path / "out.json").read_bytes() == b"old"
+
+
 def test_long_lists_of_a_sarif_document_are_one_result_per_line():
     findings = [finding(line=n, message=f"m{n}") for n in range(1, 40)]
-    text = format_sarif(result(findings))
+    text = "".join(format_sarif(result(findings)))
     assert json.loads(text) == sarif_document(result(findings))
     assert sum(1 for line in text.splitlines() if line.lstrip().startswith('{"ruleId": "HP1901"')) == 39

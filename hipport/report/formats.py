@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from hipport import __version__
 from hipport.findings import SEVERITIES, Finding
@@ -77,8 +77,9 @@ def json_document(result: CheckResult) -> dict:
     }
 
 
-def format_json(result: CheckResult) -> str:
-    return json_text.dumps(json_document(result))
+def format_json(result: CheckResult) -> Iterator[str]:
+    """The JSON text in pieces (json_text: a big tree's document is never whole as text)."""
+    return json_text.pieces(json_document(result))
 
 
 # --- SARIF -----------------------------------------------------------------------------------
@@ -176,8 +177,9 @@ def sarif_document(result: CheckResult) -> dict:
     }
 
 
-def format_sarif(result: CheckResult) -> str:
-    return json_text.dumps(sarif_document(result))
+def format_sarif(result: CheckResult) -> Iterator[str]:
+    """The SARIF text in pieces, as format_json's."""
+    return json_text.pieces(sarif_document(result))
 
 
 # --- GitHub Actions --------------------------------------------------------------------------
@@ -206,7 +208,7 @@ def format_github(result: CheckResult) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-FORMATTERS: dict[str, Callable[[CheckResult], str]] = {
+FORMATTERS: dict[str, Callable[[CheckResult], str | Iterator[str]]] = {  # the text, or its pieces
     "text": format_text,
     "json": format_json,
     "sarif": format_sarif,

@@ -14,13 +14,13 @@ from collections import Counter
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 from hipport import __version__
 from hipport import estimate as est
 from hipport import kernel_links as links
 from hipport.config import Settings
-from hipport.emit import text_bytes, write_atomic
+from hipport.emit import batches, text_bytes, write_atomic
 from hipport.findings import CATEGORY, EFFORT, EFFORTS, SEVERITIES, SEVERITY
 from hipport.results import FileResult, json_entry
 from hipport.words import plural
@@ -319,11 +319,11 @@ def build(results: Iterable[FileResult | dict], settings: Settings, target_hip: 
     }
 
 
-def to_json(report: dict) -> str:
-    """report.json's text (a big tree's report is tens of megabytes: see json_text)."""
+def json_pieces(report: dict) -> Iterator[str]:
+    """report.json's text in pieces (a big tree's report is tens of megabytes: see json_text)."""
     from hipport.report import json_text  # noqa: PLC0415 - a run that writes no report needs none
 
-    return json_text.dumps(report)
+    return json_text.pieces(report)
 
 
 def write(report: dict, folder: Path, root: Path | None = None, in_place: bool = False) -> Path:
@@ -335,9 +335,9 @@ def write(report: dict, folder: Path, root: Path | None = None, in_place: bool =
     path = folder / "report.json"
     mask = os.umask(0)
     os.umask(mask)
-    for target, text in ((path, to_json(report)), (folder / "report.md", markdown.render(report)),
+    for target, text in ((path, json_pieces(report)), (folder / "report.md", markdown.render(report)),
                          (folder / "report.html", html.render(report, excerpts))):
-        write_atomic(target, text_bytes(text))
+        write_atomic(target, map(text_bytes, batches(text)))
         os.chmod(target, 0o666 & ~mask)  # a report is for sharing (atomic writes start private)
     return path
 
