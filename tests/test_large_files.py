@@ -5,6 +5,7 @@ a build file of a thousand targets, or everything on one line. Counted, not time
 lines run (sys.settrace), the scans of the whole text and the reads of a line, for a file and
 for the same file four times over."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -118,22 +119,49 @@ def test_four_times_the_file_is_about_four_times_the_work(rel, name, monkeypatch
     assert large_work < 4.5 * small_work, (small_work, large_work)  # quadratic work: 5 to 15 times over
 
 
-def test_a_file_is_scanned_for_a_bounded_number_of_names(monkeypatch):
+# 200 launching functions, each of its own name; each launcher called from a host function
+# through its namespace: who calls each, whether each is declared __device__, whether the file
+# opens each namespace are questions asked name by name (once one launch of the file is in
+# device code, each launch is asked whether it is)
+SCANNED = {
+    "shared arrays": (PIECES["shared arrays"], b""),
+    "scoped launchers": (b"__global__ void k%(i)d(float* x) { x[0] = %(i)d; }\n"
+                         b"namespace q%(i)d { void go%(i)d(float* d) { k%(i)d<<<1, 1>>>(d); } }\n"
+                         b"void run%(i)d(float* d) { q%(i)d::go%(i)d(d); }\n",
+                         b"__global__ void child(float* x) {}\n__global__ void parent(float* x) { child<<<1, 1>>>(x); }\n"),
+}
+
+
+@pytest.mark.parametrize("name", SCANNED)
+def test_a_file_is_scanned_for_a_bounded_number_of_names(name, monkeypatch):
     """Each host function's name is looked up in the text; past a few names, one pass indexes
-    every word instead of a scan of the whole text per name."""
+    every word instead of a scan of the whole text per name (which made a 5 MB file take
+    twice as long as its halves)."""
+    piece, head = SCANNED[name]
+    data = repeated(piece, 200, b"#include <cuda_runtime.h>\n" + head)
     scans = []
-    real = patterns.whole_word_starts
 
-    def counted(data, word):
-        scans.append(word)
-        return real(data, word)
+    def counting(real):
+        def counted(text, word, *args, **kwargs):
+            if len(text) == len(data):
+                scans.append(word)
+            return real(text, word, *args, **kwargs)
+        return counted
 
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("hipport.") and getattr(module, "whole_word_starts", None) is real:
-            monkeypatch.setattr(module, "whole_word_starts", counted)
-    data = repeated(PIECES["shared arrays"], 200)  # 200 launching functions, each of its own name
+    def counted_search(pattern, text, *args, **kwargs):
+        if len(text) == len(data):
+            scans.append(pattern)
+        return real_search(pattern, text, *args, **kwargs)
+
+    for scan in ("whole_word_starts", "starts_of"):
+        real = getattr(patterns, scan)
+        for module in list(sys.modules.values()):
+            if getattr(module, "__name__", "").startswith("hipport.") and getattr(module, scan, None) is real:
+                monkeypatch.setattr(module, scan, counting(real))
+    real_search = re.search
+    monkeypatch.setattr(re, "search", counted_search)
     port_source(data, "t.cu", "cuda", Settings())
-    assert 0 < len(scans) <= sx._SCANS_BEFORE_INDEX
+    assert 0 < len(scans) <= sx._SCANS_BEFORE_INDEX + 8, scans[-10:]
 
 
 @pytest.mark.parametrize("words", [
@@ -207,6 +235,18 @@ def test_check_of_a_minified_file_stays_small(tmp_path):
     result = run_check([tmp_path / "one.cu"], Settings(), Options(), cache_root=None)
     assert len(result.findings) >= 1000
     assert len("".join(format_json(result))) < len(result.findings) * 2000
+
+
+def test_the_scopes_a_file_opens_are_those_a_search_per_name_finds():
+    data = (b"namespace a::b { struct S : public Base<T> { }; }\nclass Fwd;\nnamespace al = a::b;\n"
+            b"template <class T> struct Tpl {};\nenum class E { x };\nunion U {\n};\nstructure X {}\n"
+            b"struct Init v = { 1 };\n// class InComment {\nclass Long\n  : Mid\n{\n};\n")
+    ctx = context_for(data, "t.cu", "cuda", Settings())
+    for name in ["a", "b", "S", "Base", "T", "Fwd", "al", "Tpl", "E", "U", "X", "structure", "Init", "v",
+                 "InComment", "Long", "Mid", "public", "x", "namespace", "nowhere"]:
+        searched = re.search(rb"\b(?:namespace|class|struct|union)\b[^;{}=]*\b" + name.encode()
+                             + rb"\b[^;{}=]*\{", data) is not None
+        assert sx.opens_scope(ctx, name) == searched, name
 
 
 @pytest.mark.parametrize("types, of", [(("array_declarator",), "binary_expression"),

@@ -47,7 +47,8 @@ Tree access (tree-sitter-cuda)
 
 Nodes by name (the text is searched first; the file is parsed only when a name occurs)
     words_finder(words)             -> what finds wherever one of `words` starts
-    nodes_at(ctx, words, patterns)  -> the smallest node around each occurrence
+    nodes_at(ctx, words, patterns)  -> the smallest node around each occurrence (WHOLE_WORDS:
+                                       of each identifier in `words` as a whole word)
     calls_named(ctx, names, ...)    -> call expressions whose call_name() is in `names`
     nodes_named(ctx, names, ...)    -> leaf nodes (of given types) whose text is in `names`
 
@@ -1024,11 +1025,18 @@ def _names_another_scope(ctx, call) -> bool:
 def opens_scope(ctx, name: str) -> bool:
     """Whether the file opens `name` as a namespace, class, struct or union body (an alias
     `namespace cg = ...;` opens none)."""
-    known = memo(ctx, "own_scopes", lambda c: {})
-    if name not in known:
-        known[name] = re.search(rb"\b(?:namespace|class|struct|union)\b[^;{}=]*\b" + re.escape(name.encode())
-                                + rb"\b[^;{}=]*\{", ctx.data) is not None
-    return known[name]
+    return name.encode() in memo(ctx, "own_scopes", _own_scopes)
+
+
+# A scope's head: the keyword, then what comes before the `{` (`struct A : B {` opens A; B, a
+# template's `class T`, and so on are taken too, as a search for each name once took them).
+_SCOPE_HEAD = regexes.compile(rb"\b(?:namespace|class|struct|union)\b([^;{}=]*)\{")
+
+
+def _own_scopes(ctx) -> frozenset[bytes]:
+    """Every word in the head of a scope the file opens: one pass over the file, where a
+    search per name asked grew with the file's size times its functions."""
+    return frozenset(w for m in _SCOPE_HEAD.finditer(ctx.data) for w in _ANY_WORD.findall(m.group(1)))
 
 
 def device_functions(ctx) -> tuple[DeviceFunction, ...]:
@@ -1176,13 +1184,24 @@ def occurrences(data: bytes, words, patterns):
             yield at, at + len(w)
 
 
+# `patterns` for identifier words to be found whole, from the file's word index (word_starts):
+# for a rule that asks after each function of the file in turn, where a pass over the file
+# per name made the rule quadratic in the file's size.
+WHOLE_WORDS = "whole words"
+
+
 def nodes_at(ctx, words, patterns=None, code_only: bool = False):
-    """The smallest node around each place where one of `words` starts (see occurrences);
-    the file is parsed only if there is one. `code_only`: places in comments and literals are
-    left out (a caller that wants a call or a name node finds none there)."""
+    """The smallest node around each place where one of `words` starts (see occurrences; or,
+    with WHOLE_WORDS, stands as a whole word); the file is parsed only if there is one.
+    `code_only`: places in comments and literals are left out (a caller that wants a call or
+    a name node finds none there)."""
     root = None
     skip = ctx.lexed.in_comment_or_string
-    for start, end in occurrences(ctx.data, words, patterns):
+    if patterns is WHOLE_WORDS:
+        places = ((at, at + len(w)) for w in map(str.encode, words) for at in word_starts(ctx, w))
+    else:
+        places = occurrences(ctx.data, words, patterns)
+    for start, end in places:
         if code_only and skip(start):
             continue
         if root is None:

@@ -195,8 +195,8 @@ def compute_capability_check(ctx):
     data = ctx.data
     flagged_lines: set[int] = set()
 
-    def line_of(offset: int) -> int:
-        return data.count(b"\n", 0, offset)
+    def line_of(offset: int) -> int:  # from the file's line index: a count from the top per hit grew with the file
+        return ctx.source.line_col(offset)[0]
 
     hits: list[tuple[int, int, str]] = []
     props = _prop_objects(data)

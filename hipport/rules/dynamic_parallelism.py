@@ -198,7 +198,7 @@ def _plain_host_function(ctx, fn, body, depth: int) -> bool:
         return True  # never taken for a function called only from device code
     if depth >= MAX_CALLERS_DEPTH:
         return False
-    callers = [c for c in sx.calls_named(ctx, {word.decode()})
+    callers = [c for c in sx.calls_named(ctx, {word.decode()}, sx.WHOLE_WORDS)
                if not body.start_byte <= c.start_byte < body.end_byte and sx.live(ctx, c.start_byte)]
     return not callers or any(sx.host_pass_only(ctx, c.start_byte) or _plainly_host(ctx, c, depth + 1)
                               for c in callers)
@@ -207,7 +207,7 @@ def _plain_host_function(ctx, fn, body, depth: int) -> bool:
 def _maybe_declared_device(ctx, word: bytes) -> bool:
     """Whether a declaration of `word` (a prototype, a member) may carry __device__ or
     __global__: a declaration around some occurrence of it has such a word before it."""
-    for node in sx.nodes_at(ctx, (word.decode(),)):
+    for node in sx.nodes_at(ctx, (word.decode(),), sx.WHOLE_WORDS):
         start = node.start_byte
         for decl in sx.enclosing(ctx, node, "declaration", "field_declaration"):
             if may_name_device(ctx, decl.start_byte, start):
