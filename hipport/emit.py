@@ -57,14 +57,19 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes], like: Path | None = 
                  durable: bool = False) -> None:
     """Write `data` (bytes, or chunks of them in order) via a temporary file in the same folder
     and rename it over `path`, so a crash leaves either the old file or the new one, never half
-    of one. Keeps `like`'s mode. `durable` also flushes to disk before the rename: for files
-    rewritten in place."""
+    of one. Keeps `like`'s mode, else the mode of the file it replaces; a new file gets the
+    mode open() gives one (the temporary file is private). `durable` also flushes to disk
+    before the rename: for files rewritten in place."""
     make_folders(path.parent)
     mode = None
     for candidate in (like, path):
         if candidate is not None and candidate.exists():
             mode = stat.S_IMODE(candidate.stat().st_mode)
             break
+    if mode is None:
+        mask = os.umask(0)  # the one way to read the umask is to set it
+        os.umask(mask)
+        mode = 0o666 & ~mask
     import tempfile  # noqa: PLC0415 - in-place writes alone need it (with what it imports, 2 ms a run)
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".hipport-tmp", dir=path.parent)
@@ -77,8 +82,7 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes], like: Path | None = 
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -407,6 +407,31 @@ def test_report_json(tmp_path, capsysbinary):
     assert entry(report, "README.md")["changed"] is False
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_written_outputs_get_the_mode_a_new_file_gets(umask, tmp_path, capsysbinary):
+    """check -o, estimate -o, a baseline and the report are files to share: their mode is what
+    the umask gives a new file, as a shell's `>` gives, not the private mode of the temporary
+    file they are written through; one written again keeps the mode its owner gave it."""
+    src = make_tree(tmp_path / "src")
+    outs = tmp_path / "outs"
+    old = os.umask(umask)
+    try:
+        hipport("check", src, "--format", "sarif", "-o", outs / "check.sarif", "--exit-zero")
+        hipport("check", src, "--write-baseline", outs / "baseline.json")
+        hipport("estimate", src, "-o", outs / "estimate.txt")
+        hipport("port", src, "-o", tmp_path / "out", "--report", outs / "report")
+        written = sorted(p for p in outs.rglob("*") if p.is_file())
+        assert [p.name for p in written] == ["baseline.json", "check.sarif", "estimate.txt", "report.html",
+                                             "report.json", "report.md"]
+        for p in written:
+            assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~umask, p.name
+        (outs / "check.sarif").chmod(0o600)
+        hipport("check", src, "--format", "sarif", "-o", outs / "check.sarif", "--exit-zero")
+        assert stat.S_IMODE((outs / "check.sarif").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
 def test_report_with_diff_writes_only_the_report(tmp_path, capsysbinary):
     src = make_tree(tmp_path / "proj")
     before = snapshot(src)

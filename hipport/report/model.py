@@ -9,7 +9,6 @@ is the part `port` prints: the totals without an entry per file and finding.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from itertools import chain
 from operator import itemgetter
@@ -333,12 +332,9 @@ def write(report: dict, folder: Path, root: Path | None = None, in_place: bool =
 
     excerpts = html.Excerpts(root, in_place) if root is not None else None
     path = folder / "report.json"
-    mask = os.umask(0)
-    os.umask(mask)
     for target, text in ((path, json_pieces(report)), (folder / "report.md", markdown.render(report)),
                          (folder / "report.html", html.render(report, excerpts))):
         write_atomic(target, map(text_bytes, batches(text)))
-        os.chmod(target, 0o666 & ~mask)  # a report is for sharing (atomic writes start private)
     return path
 
 
