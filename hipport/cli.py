@@ -305,7 +305,7 @@ def _jobs(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if n < 0:
-        raise argparse.ArgumentTypeError(f"{n} is below 0 (0 means one process per core)")
+        raise argparse.ArgumentTypeError(f"{n} is below 0 (0 means one process per CPU)")
     return n
 
 
@@ -337,7 +337,8 @@ def _command(subparsers, func, operands: str) -> argparse.ArgumentParser:
 
 
 def _jobs_option(p: argparse.ArgumentParser, default: int | None = None,
-                 help: str = "Processes (default: one per core).") -> None:
+                 help: str = "Processes (default: one per CPU this process may use: its affinity "
+                             "and its container's CPU quota).") -> None:
     p.add_argument("-j", "--jobs", type=_jobs, default=default, metavar="N", help=help)
 
 
@@ -426,7 +427,7 @@ def _verify_options(p: argparse.ArgumentParser) -> None:
                    help="An include folder, besides those the build files name (repeatable).")
     p.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]",
                    help="A macro definition (repeatable).")
-    _jobs_option(p, 0, "Parallel compiles (default: one per core).")
+    _jobs_option(p, 0, "Parallel compiles (default: one per CPU this process may use).")
     p.add_argument("--headers", action="store_true", help="Also compile each header (.cuh, .h, .hpp) on its own.")
     p.add_argument("--strict", action="store_true", help="A library header that is not installed counts as a failure.")
     p.add_argument("--hipcc", type=_file, metavar="PATH",

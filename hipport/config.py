@@ -28,7 +28,7 @@ class Settings(NamedTuple):
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     max_file_bytes: int = 64 * 1024 * 1024
-    jobs: int = 0  # 0: one per core
+    jobs: int = 0  # 0: one per CPU this process may use (parallel.processes)
 
     @property
     def excluded(self) -> tuple[str, ...]:

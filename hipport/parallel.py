@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from hipport.pool import Pool
 
 SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
+CGROUP = "/sys/fs/cgroup"  # where a container sees its own CPU quota
 LARGEST = 64  # jobs in a task at most
 SMALLEST = 4  # jobs in the last tasks of a pooled run
 
@@ -32,6 +33,41 @@ def bounds(count: int, workers: int, largest: int = LARGEST) -> list[tuple[int, 
         spans.append((start, stop))
         start = stop
     return spans
+
+
+def processes(asked: int) -> int:
+    """Processes for `-j asked`: as asked, or for 0, one per CPU this process may use."""
+    return asked or usable_cpus()
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity), no more than its cgroup's CPU quota
+    allows (a container's --cpus, a pod's limit). os.cpu_count() sees neither: on a 64-core
+    host that gives a container 2 CPUs, one process per core was 64 processes sharing 2."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        count = os.cpu_count() or 1
+    quota = _quota(CGROUP)
+    return max(1, min(count, quota)) if quota else count
+
+
+def _quota(cgroup: str) -> int | None:
+    """CPUs the cgroup's quota amounts to, rounded up; None without one (cgroup v2's cpu.max
+    `QUOTA PERIOD` or `max PERIOD`; v1's cfs_quota_us, -1 for none, over cfs_period_us)."""
+    for quota_file, period_file in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us"),
+                                    ("cpu,cpuacct/cpu.cfs_quota_us", "cpu,cpuacct/cpu.cfs_period_us")):
+        try:
+            with open(os.path.join(cgroup, quota_file)) as f:
+                words = f.read().split()
+            if period_file is not None:
+                with open(os.path.join(cgroup, period_file)) as f:
+                    words += f.read().split()
+            quota, period = int(words[0]), int(words[1])
+        except (OSError, ValueError, IndexError):
+            continue  # no such file, or `max`: no quota here
+        return -(-quota // period) if quota > 0 and period > 0 else None
+    return None
 
 
 def pooled(workers: int, jobs: int) -> bool:
@@ -66,7 +102,7 @@ def run(func: Callable, jobs: Sequence, workers: int,
         on_done: Callable[[], None] | None = None) -> Iterator:
     """`func(job)` for every job, results in job order. Jobs carry `.settings`; `func` must be a
     module-level function (it crosses processes)."""
-    workers = workers or os.cpu_count() or 1
+    workers = processes(workers)
     if not pooled(workers, len(jobs)):
         for job in jobs:
             yield func(job)

@@ -164,7 +164,7 @@ def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None
 
 
 def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
-    workers = workers or os.cpu_count() or 1
+    workers = parallel.processes(workers)
     pooled = parallel.pooled(workers, len(jobs))
     spans = parallel.bounds(len(jobs), workers if pooled else 1, BATCH)
     queue: deque = deque()  # (outcomes, misses, future or None) per batch, in job order

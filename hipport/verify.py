@@ -29,6 +29,7 @@ from typing import Callable, Iterable
 from hipport import regexes
 from hipport.config import Settings
 from hipport.errors import HipportError
+from hipport.parallel import processes
 from hipport.words import plural
 
 INSTALL_HINT = (
@@ -53,7 +54,7 @@ class Options:
     offload_arch: str = "gfx90a"
     include_dirs: tuple[Path, ...] = ()
     defines: tuple[str, ...] = ()
-    jobs: int = 0  # 0: one per core
+    jobs: int = 0  # 0: one per CPU this process may use (parallel.processes)
     headers: bool = False  # also compile headers on their own
     strict: bool = False  # a missing library header is a failure
     hipcc: str | None = None
@@ -282,7 +283,7 @@ def verify(root: Path, opts: Options, on_done: Callable[[Outcome], None] | None 
     root = root.resolve()
     todo = units(root, opts.headers)
     include_dirs = list(opts.include_dirs) + [d for d in build_file_includes(root) if d not in opts.include_dirs]
-    jobs = opts.jobs or os.cpu_count() or 1
+    jobs = processes(opts.jobs)
 
     def one(path: Path) -> Outcome:
         outcome = compile_one(hipcc, path, root, opts, include_dirs)
