@@ -135,7 +135,8 @@ def test_lane_math_trigger_finds_every_spelling_the_rule_accepts(text):
 
 
 _LANE_PIECES = st.sampled_from([b"%", b"/", b"&", b">>", b">", b"3", b"32", b"31", b"1", b"0x", b"0X", b"0", b"1f",
-                                b"1F", b"20", b"5", b"u", b"L", b" ", b"(", b")", b"\\", b"x", b"\n"])
+                                b"1F", b"20", b"5", b"u", b"L", b" ", b"(", b")", b"\\", b"x", b"\n",
+                                b"\t", b"\x0b", b"\r", b"=", b"a"])
 
 
 @settings(max_examples=3000, deadline=None)
@@ -148,6 +149,34 @@ def test_lane_math_guards_hold_every_match(text):
         m = t.pattern.search(text)
         if m is not None:
             assert any(w in m.group() for w in t.words), (t.pattern.pattern, m.group())
+
+
+@settings(max_examples=5000, deadline=None)
+@given(st.lists(_LANE_PIECES, max_size=16).map(b"".join))
+def test_lane_math_scan_finds_where_the_patterns_first_match(text):
+    """HP402's one-pass trigger in C (_scan.lane_math) starts where the first match of its
+    reference patterns does, and finds none where they find none."""
+    from hipport.parse.lexer import _scan
+    from hipport.rules.warp import LANE_MATH_TRIGGERS
+
+    if _scan is None:
+        pytest.skip("the C scanner is not built here")
+    starts = [m.start() for m in (t.pattern.search(text) for t in LANE_MATH_TRIGGERS) if m is not None]
+    assert _scan.lane_math(text) == min(starts, default=-1)
+
+
+def test_lane_math_scan_is_the_trigger_where_it_is_built():
+    from hipport.parse.lexer import _scan
+    from hipport.rules import REGISTRY
+    from hipport.rules.warp import LANE_MATH_TRIGGERS
+
+    (trigger,) = REGISTRY["HP402"].triggers if _scan is not None else (None,)
+    if _scan is None:
+        assert REGISTRY["HP402"].triggers == LANE_MATH_TRIGGERS
+        return
+    assert {w for t in LANE_MATH_TRIGGERS for w in t.words} == set(trigger.words)
+    for text in (b"int lane = threadIdx.x % 32;", b"int w = x / 32768; // 0x20 & y", b"x >>= 5;"):
+        assert bool(trigger.pattern.search(text)) == any(t.search(text) for t in LANE_MATH_TRIGGERS), text
 
 
 def test_a_guarded_pattern_is_searched_only_where_its_words_are():

@@ -953,6 +953,104 @@ static PyObject *words_at(PyObject *self, PyObject *args) {
 
 
 /* ------------------------------------------------------------------------------------------
+ * Lane math with 32 (rules.warp.LANE_MATH_TRIGGERS, whose patterns are the reference): where
+ * the first of them matches, in one pass. Searched one pattern at a time, each started at every
+ * `%`, `/`, `&` and `0`, which printf formats, comments and hex tables hold by the thousand. */
+
+static inline int is_hex(unsigned char c) {
+    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Past any of [\s(] (or [\s(\\] with `splices`) from j. */
+static inline Py_ssize_t past_open(const unsigned char *d, Py_ssize_t n, Py_ssize_t j, int splices) {
+    while (j < n && (is_py_space(d[j]) || d[j] == '(' || (splices && d[j] == '\\')))
+        j++;
+    return j;
+}
+
+/* Whether the number at j is `dec` (its digits, no digit after) or 0[xX]0*`hex` (no hex digit
+ * after; `hex` starts with no 0, so taking every 0 first is what the pattern's 0* comes to).
+ * A NULL `dec` or `hex`: that form is not wanted. */
+static int number_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t j, const char *dec, const char *hex) {
+    const char *want = dec;
+    int (*digit)(unsigned char) = is_digit;
+    if (j + 1 < n && d[j] == '0' && (d[j + 1] == 'x' || d[j + 1] == 'X')) {
+        for (j += 2; j < n && d[j] == '0'; j++)
+            ;
+        want = hex;
+        digit = is_hex;
+    }
+    if (want == NULL)
+        return 0;
+    for (; *want; want++, j++) {
+        if (j >= n || d[j] != (unsigned char)*want)
+            return 0;
+    }
+    return j >= n || !digit(d[j]);
+}
+
+/* Whether `[uUlL]*[\s)]*&` matches at j. */
+static int and_after(const unsigned char *d, Py_ssize_t n, Py_ssize_t j) {
+    while (j < n && (d[j] == 'u' || d[j] == 'U' || d[j] == 'l' || d[j] == 'L'))
+        j++;
+    while (j < n && (is_py_space(d[j]) || d[j] == ')'))
+        j++;
+    return j < n && d[j] == '&';
+}
+
+static Py_ssize_t lane_math_at(const unsigned char *d, Py_ssize_t n) {
+    static const unsigned char STARTS[256] = {['%'] = 1, ['/'] = 1, ['&'] = 1, ['3'] = 1, ['0'] = 1, ['>'] = 1};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        while (!STARTS[d[i]]) /* the bytes no pattern starts with, skipped a table look each */
+            if (++i >= n)
+                return -1;
+        switch (d[i]) {
+        case '%':
+        case '/': /* [%/][\s(]*(?:32|0[xX]0*20) */
+            if (number_at(d, n, past_open(d, n, i + 1, 0), "32", "20"))
+                return i;
+            break;
+        case '&': /* &[\s(]*(?:3[12]|0[xX]0*1[fF]): 31 or 0x1f, else 32 or 0x1F */
+            {
+                Py_ssize_t j = past_open(d, n, i + 1, 0);
+                if (number_at(d, n, j, "31", "1f") || number_at(d, n, j, "32", "1F"))
+                    return i;
+            }
+            break;
+        case '3': /* 31[uUlL]*[\s)]*& */
+            if (i + 1 < n && d[i + 1] == '1' && and_after(d, n, i + 2))
+                return i;
+            break;
+        case '0': /* 0[xX]0*1[fF][uUlL]*[\s)]*& */
+            if (i + 1 < n && (d[i + 1] == 'x' || d[i + 1] == 'X')) {
+                Py_ssize_t j = i + 2;
+                while (j < n && d[j] == '0')
+                    j++;
+                if (j + 1 < n && d[j] == '1' && (d[j + 1] == 'f' || d[j + 1] == 'F') && and_after(d, n, j + 2))
+                    return i;
+            }
+            break;
+        case '>': /* >>[\s(\\]*(?:5|0[xX]0*5) */
+            if (i + 1 < n && d[i + 1] == '>' && number_at(d, n, past_open(d, n, i + 2, 1), "5", "5"))
+                return i;
+            break;
+        }
+    }
+    return -1;
+}
+
+static PyObject *lane_math(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t at = lane_math_at(buf.buf, buf.len);
+    PyBuffer_Release(&buf);
+    return PyLong_FromSsize_t(at);
+}
+
+
+/* ------------------------------------------------------------------------------------------
  * #define records (lexer.Lexed.defines, whose _DEFINE pattern is the reference). */
 
 static inline int is_hspace(unsigned char c) { return c == ' ' || c == '\t'; }
@@ -1338,6 +1436,7 @@ static PyMethodDef methods[] = {
     {"words_at", words_at, METH_VARARGS, "words_at(data, table) -> [(start, end)] of the words in data"},
     {"define_records", define_records, METH_VARARGS,
      "define_records(data, directives, macro_type[, names_only]) -> Lexed.defines' records (or names)"},
+    {"lane_math", lane_math, METH_O, "lane_math(data) -> where the first lane-math trigger matches, or -1"},
     {"cmake_parse", cmake_parse, METH_VARARGS,
      "cmake_parse(data, command_type, arg_type) -> (commands, comments), as rewrite.cmake.parse"},
     {NULL, NULL, 0, NULL},

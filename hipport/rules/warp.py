@@ -12,6 +12,7 @@ import re
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
 from hipport.parse.braces import match_back, word_before
+from hipport.parse.lexer import _scan
 from hipport.patterns import any_case, leftmost_matches, starts_of
 from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Guarded, Hit, rule
@@ -173,6 +174,21 @@ LANE_MATH_TRIGGERS = tuple(Guarded(regexes.compile(p), words) for p, words in (
     (rb"%[\s(]*" + _32, (b"32", *_HEX)), (rb"/[\s(]*" + _32, (b"32", *_HEX)),
     (_AND_31.pattern, (b"31", b"32", *_HEX)), (rb"31[uUlL]*[\s)]*&", (b"31",)),
     (rb"0[xX]0*1[fF][uUlL]*[\s)]*&", _HEX), (_SHIFT_5.pattern, (b">>",))))
+
+
+class _LaneMathScan:
+    """LANE_MATH_TRIGGERS searched together in one pass, in C (_scan.lane_math): one by one,
+    each started at every `%`, `/`, `&` or `0` of the file (printf formats, comments, hex
+    tables), they took 35 ms of cuda-samples' 1.45 s port, the pass 18 ms."""
+
+    @staticmethod
+    def search(data: bytes) -> bool:
+        return _scan.lane_math(data) >= 0
+
+
+# HP402's trigger: the C pass where it is built, else the patterns themselves.
+LANE_MATH_TRIGGER = (LANE_MATH_TRIGGERS if _scan is None else
+                     (Guarded(_LaneMathScan(), tuple(dict.fromkeys(w for t in LANE_MATH_TRIGGERS for w in t.words))),))
 
 
 def _written_as(ctx, operator, literal, value: int) -> bool:
@@ -463,7 +479,7 @@ def warp_size_constant_32(ctx):
 
 @rule(code="HP402", name="lane-arithmetic-with-32", category="warp-size", severity="warning",
       effort="medium",
-      triggers=LANE_MATH_TRIGGERS)
+      triggers=LANE_MATH_TRIGGER)
 def lane_arithmetic_with_32(ctx):
     """Flags lane and warp-index arithmetic written with 32, 31 or 5.
 
