@@ -92,6 +92,7 @@ class _Read(NamedTuple):
     key: bytes  # the content key
     stat_key: bytes | None  # when the file's stat is settled (cache.Cache.stat_key)
     stat: tuple | None = None  # then its _stat_values
+    stamped: tuple | None = None  # the stamp the cache holds under stat_key (see _stamp)
 
 
 def check_output_dir(inputs: list[Path], out: Path) -> None:
@@ -232,7 +233,7 @@ def _serve(batch: list[Job], lookups: Lookups) -> tuple[list[Outcome | None], li
     outcomes = [_unported(job) for job in batch]
     if before is None or not lookups.entries_worth():
         return outcomes, [(i, _unread(job)) for i, job in enumerate(batch) if outcomes[i] is None]
-    stat_keys = _serve_by_stat(cache, batch, outcomes, before, lookups) if lookups.stamps_worth() else {}
+    stat_keys, hits = _serve_by_stat(cache, batch, outcomes, before, lookups) if lookups.stamps_worth() else ({}, {})
     rows: list[tuple[bytes, bytes]] = []  # stamps for the next run
     reads: list[tuple[int, _Read]] = []
     for i, job in enumerate(batch):
@@ -242,7 +243,7 @@ def _serve(batch: list[Job], lookups: Lookups) -> tuple[list[Outcome | None], li
                 outcomes[i] = got
             else:
                 reads.append((i, got))
-    hits = cache.get_many([r.key for _, r in reads], results.loads)
+    hits.update(cache.get_many([r.key for _, r in reads if r.key not in hits], results.loads))
     lookups.entries[0] += len(reads)
     lookups.entries[1] += len(hits)
     misses = []
@@ -260,9 +261,11 @@ def _serve(batch: list[Job], lookups: Lookups) -> tuple[list[Outcome | None], li
 
 
 def _serve_by_stat(cache: Cache, batch: list[Job], outcomes: list[Outcome | None], before: int,
-                   lookups: Lookups) -> dict[int, tuple[os.stat_result, bytes]]:
-    """Fill in the outcomes of the files whose stamps (see _stamp) say they need no reading;
-    the others' stat and stat key, by position, for _read to keep."""
+                   lookups: Lookups) -> tuple[dict[int, tuple], dict[bytes, tuple]]:
+    """Fill in the outcomes of the files whose stamps (see _stamp) say they need no reading.
+    For _read, the others' stat, stat key and stamp by position; and the cache entries the
+    stamps named, by content key (a file still read for its bytes, for --diff or an output
+    to write, is not looked up again)."""
     statted = []
     for i, job in enumerate(batch):
         if outcomes[i] is None:
@@ -270,7 +273,7 @@ def _serve_by_stat(cache: Cache, batch: list[Job], outcomes: list[Outcome | None
             if st is not None and settled(st, before):
                 statted.append((i, job, st, cache.stat_key(st, job.file.rel)))
     if not statted:
-        return {}
+        return {}, {}
     stamps = cache.get_many([key for *_, key in statted], marshal.loads)
     lookups.stamps[0] += len(statted)
     lookups.stamps[1] += len(stamps)
@@ -282,8 +285,8 @@ def _serve_by_stat(cache: Cache, batch: list[Job], outcomes: list[Outcome | None
         if hit is not None and _needs_no_bytes(job, st, hit[1], stamp[1]):
             outcomes[i] = Outcome(hit[1], stamp=(_stat_values(st), stamp[1]))
         else:
-            stat_keys[i] = (st, key)
-    return stat_keys
+            stat_keys[i] = (st, key, stamp if hit is not None else None)
+    return stat_keys, known
 
 
 def _needs_no_bytes(job: Job, st: os.stat_result, record: dict, output: tuple | None) -> bool:
@@ -338,10 +341,11 @@ def _unread(job: Job) -> _Read:
 
 
 def _read(job: Job, cache: Cache, before: int | None,
-          statted: tuple[os.stat_result, bytes] | None = None) -> Outcome | _Read:
+          statted: tuple[os.stat_result, bytes, tuple | None] | None = None) -> Outcome | _Read:
     """A file's bytes and keys (none when the cache is off: `before` None), or its outcome
-    when it cannot be read. `statted`: the file's stat and stat key taken before, kept when
-    the file still has that stat."""
+    when it cannot be read. `statted`: the file's stat, stat key and stamp (None: none that
+    names a cache entry) taken before, kept when the file still has that stat; the stamp's
+    content key is then the file's, as it is for a file served by its stat unread."""
     f = job.file
     try:
         data, st = read_with_stat(f.where)
@@ -349,13 +353,13 @@ def _read(job: Job, cache: Cache, before: int | None,
         return Outcome(_record(f, output_name(f.rel, job.settings), "failed", f"cannot read: {exc.strerror or exc}"))
     if before is None:
         return _Read(job, data, stat.S_IMODE(st.st_mode), b"", None)
-    values = _stat_values(st)
+    values, stamped = _stat_values(st), None
     if statted is not None and values == _stat_values(statted[0]):
-        stat_key = statted[1]
+        stat_key, stamped = statted[1], statted[2]
     else:
         stat_key = cache.stat_key(st, f.rel) if settled(st, before) else None
-    return _Read(job, data, stat.S_IMODE(st.st_mode), cache.key(data, f.rel), stat_key,
-                 None if stat_key is None else values)
+    key = stamped[0] if stamped is not None else cache.key(data, f.rel)
+    return _Read(job, data, stat.S_IMODE(st.st_mode), key, stat_key, None if stat_key is None else values, stamped)
 
 
 def _record(f: InputFile, output: str, status: str, reason: str) -> dict:
@@ -423,6 +427,8 @@ def _finish(r: _Read, ported: bytes, record: dict, before: int,
         row = stamp = None
     else:
         row, stamp = _stamp(r, written), (r.stat, written)
+        if r.stamped is not None and r.stamped[0] == r.key and written in (None, r.stamped[1]):
+            row = None  # the cache holds it already (a run that writes nothing keeps -o's output stat)
     if job.mode == STDOUT:
         return Outcome(record, data=ported, stamp=stamp), row
     if job.mode == DIFF and record["changed"]:
