@@ -245,7 +245,7 @@ def _serve(batch: list[Job], lookups: Lookups) -> tuple[list[Outcome | None], li
                 reads.append((i, got))
     hits.update(cache.get_many([r.key for _, r in reads if r.key not in hits], results.loads))
     lookups.entries[0] += len(reads)
-    lookups.entries[1] += len(hits)
+    lookups.entries[1] += sum(r.key in hits for _, r in reads)
     misses = []
     for i, r in reads:
         hit = hits.get(r.key)
@@ -427,7 +427,7 @@ def _finish(r: _Read, ported: bytes, record: dict, before: int,
         row = stamp = None
     else:
         row, stamp = _stamp(r, written), (r.stat, written)
-        if r.stamped is not None and r.stamped[0] == r.key and written in (None, r.stamped[1]):
+        if r.stamped is not None and written in (None, r.stamped[1]):
             row = None  # the cache holds it already (a run that writes nothing keeps -o's output stat)
     if job.mode == STDOUT:
         return Outcome(record, data=ported, stamp=stamp), row

@@ -969,8 +969,7 @@ static inline Py_ssize_t past_open(const unsigned char *d, Py_ssize_t n, Py_ssiz
 }
 
 /* Whether the number at j is `dec` (its digits, no digit after) or 0[xX]0*`hex` (no hex digit
- * after; `hex` starts with no 0, so taking every 0 first is what the pattern's 0* comes to).
- * A NULL `dec` or `hex`: that form is not wanted. */
+ * after; `hex` starts with no 0, so taking every 0 first is what the pattern's 0* comes to). */
 static int number_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t j, const char *dec, const char *hex) {
     const char *want = dec;
     int (*digit)(unsigned char) = is_digit;
@@ -980,8 +979,6 @@ static int number_at(const unsigned char *d, Py_ssize_t n, Py_ssize_t j, const c
         want = hex;
         digit = is_hex;
     }
-    if (want == NULL)
-        return 0;
     for (; *want; want++, j++) {
         if (j >= n || d[j] != (unsigned char)*want)
             return 0;
