@@ -1,8 +1,11 @@
 """rules._host_code: host code told from the lexer, never claiming what the tree denies."""
 
+import bisect
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from hipport.analysis import context_for
 from hipport.config import Settings
@@ -153,3 +156,58 @@ def test_a_host_method_four_callers_below_main_needs_no_tree():
     ctx = context_for(text, "t.cu", "cuda", Settings())
     assert certainly_host(ctx, text.index(b"MARK")) and "tree" not in ctx.__dict__
     assert not sx.in_device_code(ctx, text.index(b"MARK"))
+
+
+# --- functions this file calls only from device code ------------------------------------------
+
+@st.composite
+def _programs(draw) -> bytes:
+    """Functions of a few shared names (overloads), each of some execution space, calling
+    others, some calls in code of the host pass alone."""
+    parts = []
+    for _ in range(draw(st.integers(1, 9))):
+        space = draw(st.sampled_from(["__global__ ", "__device__ ", "", "", "", "__host__ "]))
+        name = draw(st.sampled_from("abcde"))
+        params = draw(st.sampled_from(["int* p", "int* p, int q"]))
+        body = ""
+        for callee, host_pass in draw(st.lists(st.tuples(st.sampled_from("abcde"), st.booleans()), max_size=4)):
+            body += f"\n#ifndef __CUDA_ARCH__\n{callee}(p);\n#endif\n" if host_pass else f" {callee}(p);"
+        parts.append(f"{space}void {name}({params}) {{{body} }}")
+    return "\n".join(parts).encode() + b"\n"
+
+
+def _by_passes(ctx, found, host_defs, calls):
+    """The fixpoint as it was first found: a pass over every definition left per round, until
+    a round finds none."""
+    found, left, out = list(found), list(host_defs), []
+    changed = True
+    while changed:
+        changed = False
+        seg = sx._segments(found)
+        for item in list(left):
+            name, fn, body = item
+            named = calls.get(name, [])
+            lo, hi = bisect.bisect_left(named, body.start_byte), bisect.bisect_left(named, body.end_byte)
+            if (lo or hi < len(named)) and all(sx._in_device(ctx, seg, s) for s in named[:lo] + named[hi:]):
+                f = sx.DeviceFunction(name, "called-from-device", sx._definition_start(fn), body.start_byte,
+                                      body.end_byte)
+                found.append(f)
+                out.append(f)
+                left.remove(item)
+                changed = True
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(_programs())
+@example(b"__global__ void k(int* p) { g(p); }\nvoid g(int* p) {\n#ifndef __CUDA_ARCH__\nh(p);\n#endif\n}\n"
+         b"void h(int* p) { }\nvoid e(int* p) { e(p); }\nvoid d(int* p) { d(p); }\n__device__ void c(int* p) { d(p); }\n")
+def test_functions_called_from_device_are_the_fixpoint_of_passes(text):
+    worked_off = sx.device_functions(context_for(text, "t.cu", "cuda", Settings()))
+    real = sx._called_from_device
+    sx._called_from_device = _by_passes
+    try:
+        by_passes = sx.device_functions(context_for(text, "t.cu", "cuda", Settings()))
+    finally:
+        sx._called_from_device = real
+    assert worked_off == by_passes

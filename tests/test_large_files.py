@@ -67,6 +67,16 @@ NESTS = {  # name: (piece, head, tail)
                              b"__global__ void k(int* x) {\n", b"}\n"),
 }
 
+# Host functions without __device__, each called by the one before, the first by a kernel:
+# all device code, found one link at a time.
+def helper_chain(count: int) -> bytes:
+    links = b"".join(b"void h%d(int* p) { p[0] += %d; h%d(p); }\n" % (i, i, i + 1) for i in range(count))
+    return (b"__global__ void k(int* p) { h0(p); }\n" + links
+            + b"void h%d(int* p) { int lane = threadIdx.x %% 32; p[1] = lane; }\n" % count)
+
+
+CHAINS = {"helper chain": helper_chain}
+
 # Build files: a flag reported by one row of the flag tables is not reported again by another,
 # which was a look through every flag reported so far.
 BUILD_PIECES = {
@@ -100,6 +110,8 @@ def nested(piece: bytes, count: int, head: bytes, tail: bytes) -> bytes:
 
 
 def file_of(rel: str, name: str, count: int) -> bytes:
+    if name in CHAINS:
+        return CHAINS[name](count)
     if name in NESTS:
         piece, head, tail = NESTS[name]
         return nested(piece, count, head, tail)
@@ -108,7 +120,7 @@ def file_of(rel: str, name: str, count: int) -> bytes:
     return repeated(BUILD_PIECES[rel], count, b"")
 
 
-@pytest.mark.parametrize("rel, name", [("t.cu", name) for name in [*PIECES, *NESTS]]
+@pytest.mark.parametrize("rel, name", [("t.cu", name) for name in [*PIECES, *NESTS, *CHAINS]]
                          + [(rel, rel) for rel in BUILD_PIECES])
 def test_four_times_the_file_is_about_four_times_the_work(rel, name, monkeypatch):
     monkeypatch.setattr(sx, "_walked", [0])  # both files' trees indexed the same way (see sx._of_type)

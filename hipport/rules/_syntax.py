@@ -989,24 +989,64 @@ def _device_functions(ctx) -> tuple[DeviceFunction, ...]:
         for call in nodes(ctx, "call_expression"):
             if live(ctx, call.start_byte) and not _names_another_scope(ctx, call):
                 calls.setdefault(call_name(call), []).append(call.start_byte)
-        changed = True
-        while changed:
-            changed = False
-            ranges = _segments(found)
-            for item in list(host_defs):
-                name, fn, body = item
-                # the calls outside the body (in order, as the calls are): many definitions
-                # may share a name (`operator()`), so no list of the others is made for each
-                named = calls.get(name, ())
-                inside = bisect.bisect_left(named, body.start_byte), bisect.bisect_left(named, body.end_byte)
-                if (inside[0] or inside[1] < len(named)) and all(
-                        _in_device(ctx, ranges, s) for part in (named[:inside[0]], named[inside[1]:]) for s in part):
-                    found.append(DeviceFunction(name, "called-from-device", _definition_start(fn),
-                                                body.start_byte, body.end_byte))
-                    host_defs.remove(item)
-                    changed = True
+        found += _called_from_device(ctx, found, host_defs, calls)
     found.sort(key=lambda f: (f.body_start, -f.body_end))
     return tuple(found)
+
+
+def _called_from_device(ctx, found: list[DeviceFunction], host_defs: list[tuple], calls: dict[str, list[int]]
+                        ) -> list[DeviceFunction]:
+    """Of `host_defs` ((name, node, body)), those the file calls only from device code: with a
+    call of the name outside the body, and every such call in a device function's body (one
+    of `found`, or one of these) and not in code of the host pass alone. Worked off as each
+    function turns out to be device code, so each call is judged once: a pass over every
+    definition per function found took a chain of helpers, each called by the one before,
+    the square of its length. Definitions may share a name (`operator()`): each keeps how many
+    of the name's calls not yet in device code lie in its own body, and it is called only
+    from device code when all of the name's such calls do."""
+    sites = sorted((s, name) for name in {h[0] for h in host_defs} for s in calls.get(name, ()))
+    offsets = [s for s, _ in sites]
+    seg = _segments(found)
+    device = [_in_device(ctx, seg, s) for s in offsets]
+    waiting = dict.fromkeys((h[0] for h in host_defs), 0)  # per name: its calls not in device code
+    for (_, name), known in zip(sites, device):
+        waiting[name] += not known
+    spans, held, within = [], [], {}  # per definition: its calls, and its name's waiting ones it holds
+    for k, (name, _, body) in enumerate(host_defs):
+        lo, hi = bisect.bisect_left(offsets, body.start_byte), bisect.bisect_left(offsets, body.end_byte)
+        own = [i for i in range(lo, hi) if sites[i][1] == name]
+        spans.append((lo, hi) if len(own) < len(calls.get(name, ())) else None)  # None: no call from outside
+        held.append(sum(not device[i] for i in own))
+        for i in own:
+            within.setdefault(i, []).append(k)
+    ready: dict[str, dict[int, set[int]]] = {}  # name -> held -> definitions left (with a call from outside)
+    for k, (name, _, _) in enumerate(host_defs):
+        if spans[k] is not None:
+            ready.setdefault(name, {}).setdefault(held[k], set()).add(k)
+    out: list[DeviceFunction] = []
+    queue = [k for name, by_held in ready.items() for k in by_held.get(waiting[name], ())]
+    while queue:
+        k = queue.pop()
+        name, fn, body = host_defs[k]
+        if held[k] != waiting[name] or k not in ready[name].get(held[k], ()):
+            continue  # found already
+        ready[name][held[k]].discard(k)
+        out.append(DeviceFunction(name, "called-from-device", _definition_start(fn), body.start_byte, body.end_byte))
+        lo, hi = spans[k]
+        for i in range(lo, hi):  # the calls in its body: device code now
+            if device[i] or host_pass_only(ctx, offsets[i]):
+                continue
+            device[i] = True
+            callee = sites[i][1]
+            waiting[callee] -= 1
+            for j in within.get(i, ()):
+                by_held = ready.get(callee, {})
+                if j in by_held.get(held[j], ()):
+                    by_held[held[j]].discard(j)
+                    by_held.setdefault(held[j] - 1, set()).add(j)
+                held[j] -= 1
+            queue.extend(ready.get(callee, {}).get(waiting[callee], ()))
+    return out
 
 
 def _names_another_scope(ctx, call) -> bool:
