@@ -141,6 +141,10 @@ SCANNED = {
                          b"namespace q%(i)d { void go%(i)d(float* d) { k%(i)d<<<1, 1>>>(d); } }\n"
                          b"void run%(i)d(float* d) { q%(i)d::go%(i)d(d); }\n",
                          b"__global__ void child(float* x) {}\n__global__ void parent(float* x) { child<<<1, 1>>>(x); }\n"),
+    # a macro per launch: each macro's calls are looked for
+    "launch macros": (b"#define LAUNCH%(i)d(p) k%(i)d<<<1, 1>>>(p)\n__global__ void k%(i)d(int* p) { p[0] = %(i)d; }\n"
+                      b"void r%(i)d(int* p) { LAUNCH%(i)d(p); }\n",
+                      b"__global__ void child(float* x) {}\n__global__ void parent(float* x) { child<<<1, 1>>>(x); }\n"),
 }
 
 
@@ -247,6 +251,26 @@ def test_check_of_a_minified_file_stays_small(tmp_path):
     result = run_check([tmp_path / "one.cu"], Settings(), Options(), cache_root=None)
     assert len(result.findings) >= 1000
     assert len("".join(format_json(result))) < len(result.findings) * 2000
+
+
+def test_device_property_objects_are_searched_a_pattern_per_leading_letters(monkeypatch):
+    """HP703 looks for `obj.major` of each cudaDeviceProp object the file declares: a pattern
+    per name made a file of thousands of them quadratic."""
+    from hipport.rules import arch_macro
+
+    made = []
+    real = arch_macro._member_pattern
+
+    def counted(*args):
+        made.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(arch_macro, "_member_pattern", counted)
+    data = repeated(b"void q%(i)d() { cudaDeviceProp pr%(i)d; cudaGetDeviceProperties(&pr%(i)d, 0); "
+                    b"if (pr%(i)d.major >= 7) {} }\n", 300)
+    found = port_source(data, "t.cu", "cuda", Settings()).result.findings
+    assert sum(f.rule == "HP703" for f in found) == 300
+    assert len(made) == 1
 
 
 def test_the_scopes_a_file_opens_are_those_a_search_per_name_finds():

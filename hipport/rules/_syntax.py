@@ -1230,6 +1230,22 @@ def occurrences(data: bytes, words, patterns):
 WHOLE_WORDS = "whole words"
 
 
+def places(ctx, words, patterns=None):
+    """occurrences() in the file; with WHOLE_WORDS, where each of `words` stands whole (a word
+    that is no ASCII identifier, which the word index does not hold: wherever it starts)."""
+    if patterns is not WHOLE_WORDS:
+        yield from occurrences(ctx.data, words, patterns)
+        return
+    others = []
+    for word in words:
+        if word.isascii() and word.isidentifier():
+            w = word.encode()
+            yield from ((at, at + len(w)) for at in word_starts(ctx, w))
+        else:
+            others.append(word)
+    yield from occurrences(ctx.data, others, None)
+
+
 def nodes_at(ctx, words, patterns=None, code_only: bool = False):
     """The smallest node around each place where one of `words` starts (see occurrences; or,
     with WHOLE_WORDS, stands as a whole word); the file is parsed only if there is one.
@@ -1237,11 +1253,7 @@ def nodes_at(ctx, words, patterns=None, code_only: bool = False):
     a name node finds none there)."""
     root = None
     skip = ctx.lexed.in_comment_or_string
-    if patterns is WHOLE_WORDS:
-        places = ((at, at + len(w)) for w in map(str.encode, words) for at in word_starts(ctx, w))
-    else:
-        places = occurrences(ctx.data, words, patterns)
-    for start, end in places:
+    for start, end in places(ctx, words, patterns):
         if code_only and skip(start):
             continue
         if root is None:

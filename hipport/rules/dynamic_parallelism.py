@@ -131,7 +131,7 @@ def _all_host(ctx, *groups) -> bool:
     lexed = ctx.lexed
     offsets = []
     for words, patterns in groups:
-        offsets += [at for at, _ in sx.occurrences(ctx.data, words, patterns)
+        offsets += [at for at, _ in sx.places(ctx, words, patterns)
                     if not lexed.in_comment_or_string(at)]
     return all_certainly_host(ctx, offsets)
 
@@ -140,7 +140,7 @@ def _launch_candidates(ctx, macros: dict[str, str]) -> list:
     """The calls HP101 may flag: `<<<>>>` launches, launch APIs, macros that launch."""
     launch_macros = {m for m, what in macros.items() if what == "launch"}
     return _merged(_kernel_launches(ctx), sx.calls_named(ctx, LAUNCH_APIS, _LAUNCH_WORDS),
-                   sx.calls_named(ctx, launch_macros))
+                   sx.calls_named(ctx, launch_macros, sx.WHOLE_WORDS))
 
 
 def _device_calls(ctx, calls):
@@ -266,7 +266,7 @@ def device_side_kernel_launch(ctx):
     """
     macros = _macros_expanding_to(ctx)
     launch_macros = {m for m, what in macros.items() if what == "launch"}
-    if _all_host(ctx, ((), (sx.LAUNCH_OPEN,)), (LAUNCH_APIS, _LAUNCH_WORDS), (launch_macros, None)):
+    if _all_host(ctx, ((), (sx.LAUNCH_OPEN,)), (LAUNCH_APIS, _LAUNCH_WORDS), (launch_macros, sx.WHOLE_WORDS)):
         return
     for call in _device_calls(ctx, _launch_candidates(ctx, macros)):
         fn = call.child_by_field_name("function")
@@ -323,9 +323,9 @@ def device_runtime_api_call(ctx):
         return  # neither a runtime call nor a macro expanding to one (its body would name it)
     macros = _macros_expanding_to(ctx)
     runtime_macros = {m for m, what in macros.items() if what in RUNTIME_APIS}
-    if _all_host(ctx, (RUNTIME_APIS, _RUNTIME_WORDS), (runtime_macros, None)):
+    if _all_host(ctx, (RUNTIME_APIS, _RUNTIME_WORDS), (runtime_macros, sx.WHOLE_WORDS)):
         return
-    calls = _merged(sx.calls_named(ctx, RUNTIME_APIS, _RUNTIME_WORDS), sx.calls_named(ctx, runtime_macros))
+    calls = _merged(sx.calls_named(ctx, RUNTIME_APIS, _RUNTIME_WORDS), sx.calls_named(ctx, runtime_macros, sx.WHOLE_WORDS))
     for call in _device_calls(ctx, calls):
         name = sx.call_name(call)
         fn = call.child_by_field_name("function")
