@@ -67,9 +67,7 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes], like: Path | None = 
             mode = stat.S_IMODE(candidate.stat().st_mode)
             break
     if mode is None:
-        mask = os.umask(0)  # the one way to read the umask is to set it
-        os.umask(mask)
-        mode = 0o666 & ~mask
+        mode = 0o666 & ~_umask()
     import tempfile  # noqa: PLC0415 - in-place writes alone need it (with what it imports, 2 ms a run)
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".hipport-tmp", dir=path.parent)
@@ -90,6 +88,21 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes], like: Path | None = 
         except FileNotFoundError:
             pass
         raise
+
+
+def _umask() -> int:
+    """The process's umask: read from /proc where Linux shows it, for setting it to read it
+    (the one portable way) would give a file another thread makes meanwhile mode 0666."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_with_stat(path: str | Path) -> tuple[bytes, os.stat_result]:

@@ -432,6 +432,36 @@ def test_written_outputs_get_the_mode_a_new_file_gets(umask, tmp_path, capsysbin
         os.umask(old)
 
 
+@pytest.mark.parametrize("proc", [True, False])
+def test_the_umask_is_read_without_being_set_where_linux_shows_it(proc, monkeypatch):
+    """Setting the umask to read it would give a file another thread makes meanwhile mode
+    0666: /proc/self/status shows it; elsewhere it is set and set back."""
+    import builtins
+
+    from hipport import emit
+
+    real_open, real_umask, set_to = builtins.open, os.umask, []
+
+    def no_proc(path, *args, **kwargs):
+        if str(path).startswith("/proc/"):
+            raise FileNotFoundError(path)
+        return real_open(path, *args, **kwargs)
+
+    def umask(mask):
+        set_to.append(mask)
+        return real_umask(mask)
+
+    if not proc:
+        monkeypatch.setattr(builtins, "open", no_proc)
+    old = real_umask(0o027)
+    try:
+        monkeypatch.setattr(os, "umask", umask)
+        assert emit._umask() == 0o027
+        assert set_to == ([] if proc and os.path.exists("/proc/self/status") else [0, 0o027])
+    finally:
+        real_umask(old)
+
+
 def test_report_with_diff_writes_only_the_report(tmp_path, capsysbinary):
     src = make_tree(tmp_path / "proj")
     before = snapshot(src)
