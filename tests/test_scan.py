@@ -350,3 +350,18 @@ def test_defines_without_the_scanner(monkeypatch):
     assert without.defines == with_scanner.defines == with_scanner.python_defines()
     assert without.defined_names == {b"A", b"B", b"C"}
     assert [m.params for m in without.defines] == [(b"x", b"y"), None, None]
+
+
+def test_a_scanner_built_from_an_older_source_is_not_used():
+    """An editable install not built again since _scan.c gained a function would fail where
+    hipport calls it; such a scanner is left unused, as if none were built (same results)."""
+    import re
+    import types
+
+    source = (Path(lexer.__file__).parent / "_scan.c").read_text()
+    assert set(re.findall(r'\{"(\w+)", \w+, METH_', source)) == set(lexer.SCANNER_FUNCTIONS)
+    full = types.SimpleNamespace(**{name: len for name in lexer.SCANNER_FUNCTIONS})
+    assert lexer.complete_scanner(full) is full
+    older = types.SimpleNamespace(**{name: len for name in lexer.SCANNER_FUNCTIONS if name != "lane_math"})
+    assert lexer.complete_scanner(older) is None
+    assert lexer.complete_scanner(None) is None

@@ -22,10 +22,22 @@ from typing import Iterable, NamedTuple
 from hipport import regexes
 from hipport.patterns import starts_of
 
+# What hipport calls in the C scanner: one built from an older _scan.c (an editable install
+# not built again since) lacks some, and is then not used at all, as if none were built.
+SCANNER_FUNCTIONS = ("scan", "line_starts", "directive_records", "words_table", "words_found",
+                     "words_at", "define_records", "lane_math", "cmake_parse")
+
+
+def complete_scanner(module):
+    """`module` if it has every one of SCANNER_FUNCTIONS, else None."""
+    return module if all(hasattr(module, name) for name in SCANNER_FUNCTIONS) else None
+
+
 try:
     from hipport.parse import _scan  # the C scanner, built by setup.py where a compiler exists
 except ImportError:  # pragma: no cover - a pure-Python install
     _scan = None
+_scan = complete_scanner(_scan)
 
 # Device-code markers: nvcc includes cuda_runtime.h implicitly where these appear; hipcc does not.
 DEVICE_MARKERS = frozenset(
