@@ -13,6 +13,8 @@ UTF8_BOM = b"\xef\xbb\xbf"
 def bom_length(data: bytes) -> int:
     """Bytes of the UTF-8 BOM `data` starts with (0 or 3): where its text starts."""
     return len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
+
+
 _SNIPPET_BEFORE = 100  # bytes of a long line kept before the finding in its snippet
 _SPACE = b" \t\r\n\f\v"
 

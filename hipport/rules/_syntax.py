@@ -1225,8 +1225,9 @@ def occurrences(data: bytes, words, patterns):
 
 
 # `patterns` for identifier words to be found whole, from the file's word index (word_starts):
-# for a rule that asks after each function of the file in turn, where a pass over the file
-# per name made the rule quadratic in the file's size.
+# for a rule that asks after each function or macro of the file in turn, where a pass over the
+# file per name made the rule quadratic in the file's size. calls_named and nodes_named take it
+# when given no patterns.
 WHOLE_WORDS = "whole words"
 
 
@@ -1266,9 +1267,10 @@ def calls_named(ctx, names, patterns=None) -> list:
 
     Found from where the names occur in the text, not by walking every call of the file: a
     callee's name is a token spelled out in the file, and the nearest call around that
-    token is the call it names (a callee never sits inside another call)."""
+    token is the call it names (a callee never sits inside another call). Without
+    `patterns`, where each name stands as a whole word (WHOLE_WORDS): a callee's name does."""
     found = {}
-    for node in nodes_at(ctx, names, patterns, code_only=True):
+    for node in nodes_at(ctx, names, WHOLE_WORDS if patterns is None else patterns, code_only=True):
         if node.type != "call_expression":
             node = next(enclosing(ctx, node, "call_expression"), None)
         if node is not None and node.id not in found and call_name(node) in names:
@@ -1278,9 +1280,10 @@ def calls_named(ctx, names, patterns=None) -> list:
 
 def nodes_named(ctx, names, patterns=None, types=()) -> list:
     """Leaf nodes (of one of `types`, any if empty) whose text is in `names`, in source order,
-    found where the names occur in the text."""
+    found where the names occur in the text (without `patterns`, as whole words: a leaf whose
+    text is a name stands whole)."""
     found = {}
-    for node in nodes_at(ctx, names, patterns, code_only=True):
+    for node in nodes_at(ctx, names, WHOLE_WORDS if patterns is None else patterns, code_only=True):
         if node.id not in found and (not types or node.type in types) and text(node) in names:
             found[node.id] = node
     return sorted(found.values(), key=lambda n: n.start_byte)

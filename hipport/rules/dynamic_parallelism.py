@@ -140,7 +140,7 @@ def _launch_candidates(ctx, macros: dict[str, str]) -> list:
     """The calls HP101 may flag: `<<<>>>` launches, launch APIs, macros that launch."""
     launch_macros = {m for m, what in macros.items() if what == "launch"}
     return _merged(_kernel_launches(ctx), sx.calls_named(ctx, LAUNCH_APIS, _LAUNCH_WORDS),
-                   sx.calls_named(ctx, launch_macros, sx.WHOLE_WORDS))
+                   sx.calls_named(ctx, launch_macros))
 
 
 def _device_calls(ctx, calls):
@@ -198,7 +198,7 @@ def _plain_host_function(ctx, fn, body, depth: int) -> bool:
         return True  # never taken for a function called only from device code
     if depth >= MAX_CALLERS_DEPTH:
         return False
-    callers = [c for c in sx.calls_named(ctx, {word.decode()}, sx.WHOLE_WORDS)
+    callers = [c for c in sx.calls_named(ctx, {word.decode()})
                if not body.start_byte <= c.start_byte < body.end_byte and sx.live(ctx, c.start_byte)]
     return not callers or any(sx.host_pass_only(ctx, c.start_byte) or _plainly_host(ctx, c, depth + 1)
                               for c in callers)
@@ -325,7 +325,7 @@ def device_runtime_api_call(ctx):
     runtime_macros = {m for m, what in macros.items() if what in RUNTIME_APIS}
     if _all_host(ctx, (RUNTIME_APIS, _RUNTIME_WORDS), (runtime_macros, sx.WHOLE_WORDS)):
         return
-    calls = _merged(sx.calls_named(ctx, RUNTIME_APIS, _RUNTIME_WORDS), sx.calls_named(ctx, runtime_macros, sx.WHOLE_WORDS))
+    calls = _merged(sx.calls_named(ctx, RUNTIME_APIS, _RUNTIME_WORDS), sx.calls_named(ctx, runtime_macros))
     for call in _device_calls(ctx, calls):
         name = sx.call_name(call)
         fn = call.child_by_field_name("function")
