@@ -117,7 +117,6 @@ def check(args: argparse.Namespace) -> None:
     """
     from hipport import check as engine
     from hipport import suppress
-    from hipport.emit import write_atomic
     from hipport.report.formats import FORMATTERS
 
     paths = list(args.paths)
@@ -132,7 +131,7 @@ def check(args: argparse.Namespace) -> None:
     for note in result.notes:
         echo(note, err=True)
     if write_baseline is not None:
-        write_atomic(write_baseline, suppress.dump_baseline(result.findings))
+        put(suppress.dump_baseline(result.findings), write_baseline)
         echo(f"hipport: wrote {len(result.findings)} findings to the baseline {write_baseline}", err=True)
         sys.exit(EXIT_USAGE if result.failed else EXIT_OK)
     put(FORMATTERS[args.format](result), args.output)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from hipport import __version__
 from hipport.errors import HipportError
@@ -301,11 +301,11 @@ def baseline_document(findings: Iterable[Finding]) -> dict:
     }
 
 
-def dump_baseline(findings: Iterable[Finding]) -> bytes:
-    from hipport.emit import text_bytes  # noqa: PLC0415 - baselines alone need these here
-    from hipport.report import json_text  # noqa: PLC0415
+def dump_baseline(findings: Iterable[Finding]) -> Iterator[str]:
+    """The baseline file's text in pieces (cli.put writes them without joining them whole)."""
+    from hipport.report import json_text  # noqa: PLC0415 - baselines alone need it here
 
-    return text_bytes(json_text.dumps(baseline_document(findings)))
+    return json_text.pieces(baseline_document(findings))
 
 
 def load_baseline(data: bytes, where: str = "baseline") -> Counter:

@@ -249,24 +249,37 @@ def test_suppression_fixtures(case: Path):
 
 # --- baseline --------------------------------------------------------------------------------
 
+def dumped(findings) -> bytes:
+    return "".join(suppress.dump_baseline(findings)).encode()
+
+
+def test_baseline_is_written_in_pieces(rules):
+    """A baseline of many findings comes in pieces (one per entry of its findings list), so
+    the file is written without its text ever being whole; joined, they are the document."""
+    from hipport.report import json_text
+
+    findings = run(rules, "".join(f"int a{i} = i % 32;\n" for i in range(300))).findings
+    pieces = list(suppress.dump_baseline(findings))
+    assert len(pieces) > 300
+    assert "".join(pieces) == json_text.dumps(suppress.baseline_document(findings))
+
 def test_baseline_survives_line_shifts_and_whitespace(rules):
     before = run(rules, "int a = i % 32;\nasm(\"nop\");\n").findings
-    doc = suppress.dump_baseline(before)
-    counts = suppress.load_baseline(doc)
+    counts = suppress.load_baseline(dumped(before))
     after = run(rules, "// a new comment\n\n   int  a = i %   32;\n\tasm(\"nop\");\n").findings
     new, matched = suppress.filter_baseline(after, counts)
     assert new == [] and matched == 2
 
 
 def test_baseline_reports_new_findings(rules):
-    counts = suppress.load_baseline(suppress.dump_baseline(run(rules, "int a = i % 32;\n").findings))
+    counts = suppress.load_baseline(dumped(run(rules, "int a = i % 32;\n").findings))
     after = run(rules, "int a = i % 32;\nint b = i % 32;\n").findings
     new, matched = suppress.filter_baseline(after, counts)
     assert [(f.line, f.snippet) for f in new] == [(2, "int b = i % 32;")] and matched == 1
 
 
 def test_baseline_counts_identical_lines(rules):
-    counts = suppress.load_baseline(suppress.dump_baseline(run(rules, "x = i % 32;\n").findings))
+    counts = suppress.load_baseline(dumped(run(rules, "x = i % 32;\n").findings))
     new, matched = suppress.filter_baseline(run(rules, "x = i % 32;\nx = i % 32;\n").findings, counts)
     assert [f.line for f in new] == [2] and matched == 1
     doc = suppress.baseline_document(run(rules, "x = i % 32;\nx = i % 32;\n").findings)
@@ -274,7 +287,7 @@ def test_baseline_counts_identical_lines(rules):
 
 
 def test_baseline_is_per_path_and_rule(rules):
-    counts = suppress.load_baseline(suppress.dump_baseline(run(rules, "x = i % 32;\n", path="a.cu").findings))
+    counts = suppress.load_baseline(dumped(run(rules, "x = i % 32;\n", path="a.cu").findings))
     new, _ = suppress.filter_baseline(run(rules, "x = i % 32;\n", path="b.cu").findings, counts)
     assert len(new) == 1
 
