@@ -66,6 +66,57 @@ def test_a_python_file_without_the_rules_words_is_never_parsed(monkeypatch):
     assert len(parsed) == 1  # one parse for every rule
 
 
+# A PyTorch model saying `cuda` everywhere, with neither a version gate nor an NVIDIA-only import.
+TORCH_CUDA_MODEL = b"""import torch
+from torch import nn
+
+class Net(nn.Module):
+    def forward(self, x):
+        with torch.cuda.amp.autocast():
+            return x.cuda().relu()
+
+if torch.cuda.is_available():
+    torch.cuda.synchronize()
+"""
+
+
+def test_a_model_saying_cuda_without_a_gate_or_nvidia_import_is_not_parsed(monkeypatch):
+    """ast takes about 150 bytes a byte of source (a 4 MB file: 650 MB): a Python file is
+    parsed only where a rule could report something, not wherever `cuda` occurs."""
+    from hipport.rules import build_flags
+
+    parsed = []
+    parse = build_flags.parse_python
+    monkeypatch.setattr(build_flags, "parse_python", lambda data: parsed.append(data) or parse(data))
+    assert not port_source(TORCH_CUDA_MODEL, "model.py", "python", Settings()).result.findings
+    assert parsed == []
+
+
+@pytest.mark.parametrize("code, source", [
+    ("HP905", "import pycuda.driver as drv\n"),
+    ("HP905", "from cuda import cudart\n"),
+    ("HP905", "import cuda.bindings.runtime\n"),
+    ("HP905", "from cuda.bindings import driver\n"),
+    ("HP905", "import os, cuda . cudart\n"),
+    ("HP905", "from nvidia import dali\n"),
+    ("HP905", "import nvidia.dali.fn as fn\n"),
+    ("HP905", "import pynvml\n"),
+    ("HP905", "import torch_tensorrt\n"),
+    ("HP905", "from apex import amp\n"),
+    ("HP1154", "import torch\nif torch.version.cuda:\n    pass\n"),
+    ("HP1154", "import torch\nif (torch.version).cuda:\n    pass\n"),
+    ("HP1154", "from torch import version as v\nif v.cuda:\n    pass\n"),
+    ("HP1154", "import torch.version as tv\nok = 1 if tv.cuda else 0\n"),
+    ("HP1154", "from torch.utils.cpp_extension import CUDA_HOME as home\nif home:\n    pass\n"),
+    ("HP1154", "from torch.utils import cpp_extension as ce\nassert ce.CUDA_HOME\n"),
+])
+def test_the_python_rules_words_are_in_every_form_they_report(code, source):
+    """The words that let a rule parse the file (HP905: a module's last part; HP1154: `cuda`
+    with `version`, or CUDA_HOME) are in every import and gate the rule reports."""
+    found = port_source(source.encode(), "m.py", "python", Settings()).result.findings
+    assert [f.rule for f in found] == [code]
+
+
 def test_a_hip_source_pieced_from_two_literals_is_not_read_as_one():
     pieced = 'import torch\nsources = ["k/attn.cu", "k/attn.h" "ip"]\n'
     written = 'import torch\nsources = ["k/attn.cu", "k/attn.hip"]\n'

@@ -11,7 +11,8 @@ import ast
 import posixpath
 from typing import Iterator
 
-from hipport.rules import Hit, rule
+from hipport import regexes
+from hipport.rules import Guarded, Hit, rule
 from hipport.rules.build_flags import python_nodes, python_parents, python_span, tests_rocm
 from hipport.rules.version_macro import TORCH_HEADER_PREFIXES, includes_torch, version_comparisons
 
@@ -243,8 +244,14 @@ def _gates(node: ast.AST, parents: dict) -> bool:
     return True
 
 
+# What the rule can report: a `.cuda` attribute in a file that names torch's `version` (however
+# imported), or CUDA_HOME. Most Python files saying `cuda` (torch.cuda, .cuda()) have neither,
+# and skip the syntax tree: ast takes about 150 bytes of memory a byte of source.
+_GATE_TRIGGERS = (Guarded(regexes.compile(rb"\bcuda\b"), (b"version",)), b"CUDA_HOME")
+
+
 @rule(code="HP1154", name="torch-version-cuda-gate", category="pytorch-extension",
-      severity="warning", effort="low", kinds=("python", "setup.py"), triggers=(b"cuda", b"CUDA_HOME"))
+      severity="warning", effort="low", kinds=("python", "setup.py"), triggers=_GATE_TRIGGERS)
 def torch_version_cuda_gate(ctx):
     """Reports code gated on `torch.version.cuda` or CUDA_HOME to mean "has a GPU".
 
