@@ -66,17 +66,22 @@ def test_a_python_file_without_the_rules_words_is_never_parsed(monkeypatch):
     assert len(parsed) == 1  # one parse for every rule
 
 
-# A PyTorch model saying `cuda` everywhere, with neither a version gate nor an NVIDIA-only import.
+# A PyTorch model saying `cuda`, `version`, `.hip` and `libraries` but with neither a CUDA
+# version gate, an NVIDIA-only import, a link setting nor a .hip source.
 TORCH_CUDA_MODEL = b"""import torch
 from torch import nn
+
+__version__ = "1.0"  # the cuda version it was tested with: see torch.__version__
 
 class Net(nn.Module):
     def forward(self, x):
         with torch.cuda.amp.autocast():
             return x.cuda().relu()
 
-if torch.cuda.is_available():
+if torch.cuda.is_available():  # the libraries it loads: .hip on ROCm builds
     torch.cuda.synchronize()
+elif torch.version.hip:
+    print("ROCm", torch.version.hip)
 """
 
 
@@ -103,16 +108,28 @@ def test_a_model_saying_cuda_without_a_gate_or_nvidia_import_is_not_parsed(monke
     ("HP905", "import pynvml\n"),
     ("HP905", "import torch_tensorrt\n"),
     ("HP905", "from apex import amp\n"),
+    ("HP1152", "CUDAExtension('m', ['m.cu'], libraries = ['cublas'])\n"),
+    ("HP1152", "CUDAExtension('m', ['m.cu'], libraries  # to link\n              =['cublas'])\n"),
+    ("HP1152", "CUDAExtension('m', ['m.cu'], extra_link_args=['-lcurand'])\n"),
+    ("HP1152", "load('m', ['m.cu'], extra_ldflags=\\\n     ['-lcublas'])\n"),
+    ("HP1153", "sources = ['k/a.cu', 'k/a.hip']\n"),
+    ("HP1153", "sources = [\"k/a.cu\", \"\"\"k/a.hip\"\"\"]\n"),
+    ("HP1153", "sources = ['k/a.cu', 'k/' 'a.hip']\n"),
     ("HP1154", "import torch\nif torch.version.cuda:\n    pass\n"),
     ("HP1154", "import torch\nif (torch.version).cuda:\n    pass\n"),
     ("HP1154", "from torch import version as v\nif v.cuda:\n    pass\n"),
     ("HP1154", "import torch.version as tv\nok = 1 if tv.cuda else 0\n"),
+    ("HP1154", "import torch.version as \\\n    tv\nok = 1 if tv.cuda else 0\n"),
+    ("HP1154", "from torch import (version as v)\nif not v.cuda:\n    pass\n"),
+    ("HP1154", "import torch\nif (torch.version  # which build\n        ).cuda:\n    pass\n"),
+    ("HP1154", "import torch\nif torch.version.\\\n        cuda:\n    pass\n"),
     ("HP1154", "from torch.utils.cpp_extension import CUDA_HOME as home\nif home:\n    pass\n"),
     ("HP1154", "from torch.utils import cpp_extension as ce\nassert ce.CUDA_HOME\n"),
 ])
 def test_the_python_rules_words_are_in_every_form_they_report(code, source):
-    """The words that let a rule parse the file (HP905: a module's last part; HP1154: `cuda`
-    with `version`, or CUDA_HOME) are in every import and gate the rule reports."""
+    """What lets a rule parse the file (HP905: a module's last part; HP1152: a link keyword
+    then `=`; HP1153: `.hip` ending a literal; HP1154: `version` then `.cuda` or `as`, or
+    CUDA_HOME) is in every form the rule reports."""
     found = port_source(source.encode(), "m.py", "python", Settings()).result.findings
     assert [f.rule for f in found] == [code]
 

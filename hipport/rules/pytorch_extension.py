@@ -83,9 +83,15 @@ def _strings(node: ast.AST) -> Iterator[ast.Constant]:
             yield sub
 
 
+# A keyword argument: the name, then `=` (spaces, continuations or comments between), not the
+# word in prose or a comment.
+_LINK_TRIGGERS = (Guarded(regexes.compile(rb"\b(?:" + b"|".join(sorted(k.encode() for k in _LINK_KEYWORDS))
+                                          + rb")(?:[\s\\]|#[^\n]*+)*+=(?!=)"),
+                          tuple(sorted(k.encode() for k in _LINK_KEYWORDS))),)
+
+
 @rule(code="HP1152", name="cuda-library-link-in-extension", category="pytorch-extension",
-      severity="error", effort="low", kinds=("setup.py", "python"),
-      triggers=tuple(sorted(k.encode() for k in _LINK_KEYWORDS)))
+      severity="error", effort="low", kinds=("setup.py", "python"), triggers=_LINK_TRIGGERS)
 def cuda_library_link_in_extension(ctx):
     """Reports CUDA libraries named in an extension's link settings: libraries=["cublas", ...].
 
@@ -129,8 +135,12 @@ def cuda_library_link_in_extension(ctx):
                           "(or IS_HIP_EXTENSION from torch.utils.cpp_extension)")
 
 
+# A literal ending in `.hip` as written (torch.version.hip is no such thing).
+_HIP_SOURCE = (Guarded(regexes.compile(rb"\.hip[\"']"), (b".hip",)),)
+
+
 @rule(code="HP1153", name="handwritten-hip-beside-cu", category="pytorch-extension",
-      severity="warning", effort="low", kinds=("setup.py", "python"), triggers=(b".hip",))
+      severity="warning", effort="low", kinds=("setup.py", "python"), triggers=_HIP_SOURCE)
 def handwritten_hip_beside_cu(ctx):
     """Reports a `.hip` source listed next to a `.cu` of the same name.
 
@@ -159,7 +169,7 @@ def handwritten_hip_beside_cu(ctx):
         if source is None:
             continue
         s, e = span(const)
-        if b".hip" in ctx.data[s:e]:  # as written (the trigger's bytes), not pieced or escaped
+        if ctx.data[s:e].rstrip(b"\"'").endswith(b".hip"):  # as written (the trigger), not pieced or escaped
             yield Hit(s, e,
                       f"`{const.value}` is listed beside `{source}`: on ROCm, PyTorch's hipify "
                       "writes its translation of that .cu file to this same path, overwriting "
@@ -244,10 +254,13 @@ def _gates(node: ast.AST, parents: dict) -> bool:
     return True
 
 
-# What the rule can report: a `.cuda` attribute in a file that names torch's `version` (however
-# imported), or CUDA_HOME. Most Python files saying `cuda` (torch.cuda, .cuda()) have neither,
-# and skip the syntax tree: ast takes about 150 bytes of memory a byte of source.
-_GATE_TRIGGERS = (Guarded(regexes.compile(rb"\bcuda\b"), (b"version",)), b"CUDA_HOME")
+# What the rule can report: `version` then `.cuda` (torch.version.cuda, (torch.version).cuda,
+# version.cuda), with spaces, line continuations, closing parentheses or comments between; the
+# `version as ALIAS` whose `ALIAS.cuda` it reports too; or CUDA_HOME. Most Python files saying
+# `cuda` (torch.cuda, .cuda()) or `version` have none, and are spared the syntax tree: ast
+# takes about 150 bytes of memory and 2 µs a byte of source.
+_GATE_TRIGGERS = (Guarded(regexes.compile(rb"\bversion(?:[\s\\)]|#[^\n]*+)*+(?:\.(?:[\s\\]|#[^\n]*+)*+cuda\b|as\b)"),
+                          (b"version",)), b"CUDA_HOME")
 
 
 @rule(code="HP1154", name="torch-version-cuda-gate", category="pytorch-extension",
