@@ -108,3 +108,42 @@ def test_word_finds_are_the_regexes(pieces):
     data = b"".join(pieces)
     assert whole_word_starts(data, b"mask") == [m.start() for m in re.finditer(rb"\bmask\b", data)]
     assert starts_of(data.lower(), b"mask") == [m.start() for m in re.finditer(rb"(?=(?i:mask))", data)]
+
+
+_TORCH_PIECES = [b"USE_CUDA", b"CUDAGuard", b"OptionalCUDAGuard", b"cuda::", b"c10::cuda", b"CUDAStream",
+                 b"CUDACachingAllocator", b"::recordStream", b"getCurrentCUDAStream", b"x", b"_", b" ", b":",
+                 b"\n", b"1", b"(", b"USE_CUDA_"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_TORCH_PIECES), max_size=25), st.sampled_from(["v1", "v2"]))
+def test_torch_names_match_as_their_bounded_alternation(pieces, variant):
+    """PyTorch's names (rewrite/torch.py), searched literal first, are found where the
+    alternation between word boundaries finds them, longest first."""
+    import re
+
+    from hipport.rewrite.torch import _names
+
+    data = b"".join(pieces)
+    names, pattern = _names(variant)
+    alts = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
+    bounded = re.compile(rb"(?<!\w)(?:" + alts + rb")(?!\w)")
+    assert _spans(pattern.finditer(data)) == _spans(bounded.finditer(data))
+
+
+def test_an_include_finds_the_library_that_names_its_header():
+    """The set and prefix tuple that turn most includes away at once give the library the
+    test of each library's headers in turn gives, for every header named and near misses."""
+    from hipport.rules.cuda_only_library import LIBRARIES, _header_matches, _library_for_header
+
+    def in_turn(path):
+        return next((lib for lib in LIBRARIES if any(_header_matches(path, h) for h in lib.headers)), None)
+
+    paths = {"cuda_runtime.h", "ATen/cuda/CUDAContext.h", "", "cutlass", "cutlass.h", "mycutlass/x.h"}
+    for lib in LIBRARIES:
+        for h in lib.headers:
+            stem = h.rstrip("*")
+            paths |= {h, stem, stem + "x.h", stem + "/y.h", stem[:-1], "x/" + stem, stem.upper()}
+    found = {p: _library_for_header(p) for p in paths}
+    assert found == {p: in_turn(p) for p in paths}
+    assert sum(lib is not None for lib in found.values()) > len(LIBRARIES)  # the headers were found

@@ -19,6 +19,7 @@ from hipport import regexes
 from hipport.edits import Edit
 from hipport.parse import IS_WORD_BYTE
 from hipport.parse.lexer import Lexed
+from hipport.patterns import word_starts
 from hipport.rewrite.shell import table
 
 VARIANTS = ("v1", "v2")
@@ -40,6 +41,7 @@ def _headers(variant: str) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]
     return exact, tuple(sorted(prefixes, key=lambda p: len(p[0]), reverse=True))
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the path; PyTorch's headers recur in every file
 def header(path: str, variant: str = "v2") -> str | None:
     """The ROCm PyTorch header for a CUDA one, or None when the path is not PyTorch's CUDA header."""
     exact, prefixes = _headers(variant)
@@ -61,8 +63,10 @@ def _names(variant: str) -> tuple[dict[str, str], re.Pattern[bytes] | None]:
     names = {r["cuda"]: r[variant] for r in table("torch_names") if r[variant]}
     if not names:
         return {}, None
-    alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return names, regexes.compile(rf"(?<![\w])(?:{alts})(?![\w])".encode())
+    # Literal first (hipport.patterns): led by a lookbehind, the search tried every byte of
+    # every PyTorch source (a second for torch's own 9,400 headers, against 20 ms).
+    longest_first = sorted((n.encode() for n in names), key=len, reverse=True)
+    return names, regexes.compile(word_starts(longest_first) + rb"(?!\w)")
 
 
 def is_torch_source(lexed: Lexed) -> bool:

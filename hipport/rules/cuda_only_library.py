@@ -73,7 +73,15 @@ def _header_matches(path: str, header: str) -> bool:
     return path == header
 
 
+# Every header any library names, whole or as a prefix: most includes match none, told by one
+# set lookup and one startswith instead of a test per header of every library.
+_EXACT_HEADERS = frozenset(h for lib in LIBRARIES for h in lib.headers if not h.endswith(("/", "*")))
+_HEADER_PREFIXES = tuple(h.rstrip("*") for lib in LIBRARIES for h in lib.headers if h.endswith(("/", "*")))
+
+
 def _library_for_header(path: str) -> Library | None:
+    if path not in _EXACT_HEADERS and not path.startswith(_HEADER_PREFIXES):
+        return None
     for lib in LIBRARIES:
         if any(_header_matches(path, h) for h in lib.headers):
             return lib
