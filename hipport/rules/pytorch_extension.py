@@ -259,7 +259,7 @@ def _gates(node: ast.AST, parents: dict) -> bool:
 # `version as ALIAS` whose `ALIAS.cuda` it reports too; or CUDA_HOME. Most Python files saying
 # `cuda` (torch.cuda, .cuda()) or `version` have none, and are spared the syntax tree: ast
 # takes about 150 bytes of memory and 2 µs a byte of source.
-_GATE_TRIGGERS = (Guarded(regexes.compile(rb"\bversion(?:[\s\\)]|#[^\n]*+)*+(?:\.(?:[\s\\]|#[^\n]*+)*+cuda\b|as\b)"),
+_GATE_TRIGGERS = (Guarded(regexes.compile(rb"version(?:[\s\\)]|#[^\n]*+)*+(?:\.(?:[\s\\]|#[^\n]*+)*+cuda\b|as\b)"),
                           (b"version",)), b"CUDA_HOME")
 
 
