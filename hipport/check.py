@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
 from hipport import parallel
 from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
 from hipport.config import Settings, find_config
-from hipport.emit import read_with_mode, read_with_stat
+from hipport.emit import read_with_stat
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
-from hipport.files import InputFile, collect, is_source, unreadable_reason
+from hipport.files import BINARY_SNIFF, InputFile, collect, is_source, unreadable_reason
 from hipport.findings import SEVERITIES, Finding, finding_of, severity_at_least
 from hipport.rules import CATEGORY_CODES, REGISTRY, UNUSED_SUPPRESSION, Rule, all_rules
 from hipport import suppress
@@ -232,6 +232,20 @@ def _cache(cache_root: Path | None, settings: Settings, codes: tuple[str, ...]) 
     return open_cache(cache_root, "check", (settings.cache_key(), codes))
 
 
+def _read_job(job: FileJob) -> tuple[bytes, os.stat_result] | FileCheck:
+    """The file's bytes and stat; else its FileCheck: it cannot be read, or is too large to
+    read whole (skipped as check_source skips such bytes, told from its first bytes and size,
+    so a tree's checkpoint of gigabytes is not read into memory)."""
+    most = job.settings.max_file_bytes
+    try:
+        data, st = read_with_stat(job.file.where, most, BINARY_SNIFF)
+    except OSError as exc:
+        return _unreadable(job, exc)
+    if st.st_size > most:
+        return FileCheck(job.path, job.file.kind, "skipped", reason=unreadable_reason(data, job.settings, st.st_size))
+    return data, st
+
+
 def _unreadable(job: FileJob, exc: OSError) -> FileCheck:
     return FileCheck(job.path, job.file.kind, "failed", reason=f"cannot read: {exc.strerror or exc}")
 
@@ -251,10 +265,10 @@ def check_file(job: FileJob) -> tuple[FileCheck, bytes | None, bytes | None]:
     prepare(job.settings)  # a fresh worker process loads the tables and the rule modules here
     f, data, st = job.file, job.data, None
     if data is None:
-        try:
-            data, st = read_with_stat(f.where)
-        except OSError as exc:
-            return _unreadable(job, exc), None, None
+        read = _read_job(job)
+        if isinstance(read, FileCheck):
+            return read, None, None
+        data, st = read
     result = check_source(data, job.path, f.kind, job.settings, [REGISTRY[c] for c in job.rules])
     if st is None or job.cache_root is None:
         return result, None, None
@@ -302,11 +316,11 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
                 results[i] = hit
                 continue
             job = jobs[i]
-            try:
-                data = read_with_mode(job.file.where)[0]
-            except OSError as exc:
-                results[i] = _unreadable(job, exc)
+            read = _read_job(job)
+            if isinstance(read, FileCheck):
+                results[i] = read
                 continue
+            data = read[0]
             batch.append((i, cache.key(data, _entry_name(job)), stat_key, data))
         found = cache.get_many([key for _, key, _, _ in batch], _load_check)
         lookups.entries[0] += len(batch)

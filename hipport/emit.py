@@ -105,20 +105,44 @@ def _umask() -> int:
     return mask
 
 
-def read_with_stat(path: str | Path) -> tuple[bytes, os.stat_result]:
-    """A file's bytes and its stat, from one open (no separate stat of the path)."""
+def read_with_stat(path: str | Path, most: int | None = None, head: int = 0) -> tuple[bytes, os.stat_result]:
+    """A file's bytes and its stat, from one open (no separate stat of the path). A file of
+    more than `most` bytes is not read whole: its first `head` bytes come back (the caller
+    tells by the stat's size), so a tree holding a checkpoint of gigabytes is not read into
+    memory to be copied."""
     fd = os.open(path, os.O_RDONLY)
     try:
         st = os.fstat(fd)
+        if most is not None and st.st_size > most:
+            return os.read(fd, head), st
         return _read_to_end(fd, st.st_size), st
     finally:
         os.close(fd)
 
 
-def read_with_mode(path: str | Path) -> tuple[bytes, int]:
-    """A file's bytes and permission bits."""
-    data, st = read_with_stat(path)
-    return data, stat.S_IMODE(st.st_mode)
+def copy_large(source: str, path: str, st: os.stat_result) -> tuple[os.stat_result, bool]:
+    """Copy a file too large to read whole (`st`: its stat) to `path` in the output tree, by
+    the kernel (no copy in this process's memory), with its permission bits and modification
+    time: a re-run finds the copy by its size and time, as rsync's quick check does, where
+    comparing bytes would read both files again on every run. Returns the copy's stat and
+    whether this call wrote it."""
+    import shutil  # noqa: PLC0415 - large files alone need it
+
+    mode = stat.S_IMODE(st.st_mode)
+    try:
+        out = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        make_folders(os.path.dirname(path))
+    else:
+        if stat.S_ISREG(out.st_mode) and (out.st_size, out.st_mtime_ns, stat.S_IMODE(out.st_mode)) == (
+                st.st_size, st.st_mtime_ns, mode):
+            return out, False
+        if not stat.S_ISREG(out.st_mode):
+            os.unlink(path)  # never write through a link left in OUT by an earlier run
+    shutil.copyfile(source, path)  # sendfile(2) on Linux
+    os.chmod(path, mode)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return os.stat(path), True
 
 
 def _read_to_end(fd: int, size: int) -> bytes:

@@ -23,11 +23,13 @@ _BY_NAME = {"CMakeLists.txt": "cmake", "setup.py": "setup.py", "Makefile": "make
 BINARY_SNIFF = 8192  # a NUL byte in the first 8 KiB: a binary file
 
 
-def unreadable_reason(data: bytes, settings: Settings) -> str | None:
-    """Why a file's bytes are not ported or checked at all (they are copied as they are)."""
+def unreadable_reason(data: bytes, settings: Settings, size: int | None = None) -> str | None:
+    """Why a file's bytes are not ported or checked at all (they are copied as they are).
+    `size`: the file's, where `data` is only its first BINARY_SNIFF bytes (a file too large
+    to read whole)."""
     if b"\0" in data[:BINARY_SNIFF]:
         return "binary file (NUL bytes)"
-    if len(data) > settings.max_file_bytes:
+    if (len(data) if size is None else size) > settings.max_file_bytes:
         return f"larger than {settings.max_file_bytes // (1024 * 1024)} MiB"
     return None
 

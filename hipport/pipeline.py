@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import codecs
 import importlib
 import posixpath
 from collections import Counter
@@ -33,14 +34,30 @@ BUILD_REWRITERS = {
 }
 
 
-def _encoding(data: bytes) -> str:
+def _encoding(data: bytes, whole: bool = True) -> str:
+    """`utf-8` or `non-utf-8`; of a file's first bytes only (`whole` false), a character cut
+    at their end is no error."""
     if data.isascii():
         return "utf-8"
     try:
-        data.decode("utf-8")
+        if whole:
+            data.decode("utf-8")
+        else:
+            codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
         return "utf-8"
     except UnicodeDecodeError:
         return "non-utf-8"
+
+
+def unread_result(data: bytes, rel: str, kind: str, settings: Settings, size: int | None = None) -> FileResult | None:
+    """The result of a file that is not ported or checked at all (binary, or too large), else
+    None. `size`: the file's, where `data` is only its first bytes (see unreadable_reason)."""
+    reason = unreadable_reason(data, settings, size)
+    if not reason:
+        return None
+    encoding = "binary" if reason.startswith("binary") else _encoding(data, whole=size is None)
+    return FileResult(source=rel, output=output_name(rel, settings), kind=kind, status="skipped",
+                      reason=reason, encoding=encoding)
 
 
 def _line_count(src: Source) -> int:
@@ -67,12 +84,10 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
                 renamed: frozenset[str] = frozenset()) -> Ported:
     """Port one buffer (C/C++/CUDA sources are rewritten; every kind is analyzed).
     `renamed`: relative paths of files renamed by --rename."""
-    out_rel = output_name(rel, settings)
-    base = dict(source=rel, output=out_rel, kind=kind)
-    reason = unreadable_reason(data, settings)
-    if reason:
-        encoding = "binary" if reason.startswith("binary") else _encoding(data)
-        return Ported(data, FileResult(**base, status="skipped", reason=reason, encoding=encoding))
+    unread = unread_result(data, rel, kind, settings)
+    if unread is not None:
+        return Ported(data, unread)
+    base = dict(source=rel, output=output_name(rel, settings), kind=kind)
     encoding = _encoding(data)
     try:
         ctx = context_for(data, rel, kind, settings)

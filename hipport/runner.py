@@ -23,9 +23,9 @@ from hipport import parallel, results
 from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
 from hipport.config import NEVER_COPIED, Settings
 from hipport.edits import splice
-from hipport.emit import mirror_link, read_with_mode, read_with_stat, unified_diff, write_atomic, write_copy
+from hipport.emit import copy_large, mirror_link, read_with_stat, unified_diff, write_atomic, write_copy
 from hipport.errors import UsageError
-from hipport.files import InputFile, collect
+from hipport.files import BINARY_SNIFF, InputFile, collect
 from hipport.hashing import blake2b
 from hipport.results import FileResult, output_name
 
@@ -328,8 +328,13 @@ def _unported(job: Job) -> Outcome | None:
     if f.link is not None:
         return _link(job, output_name(f.rel, job.settings))
     if job.mode == OUT:  # what is left: a file of an excluded folder (f.verbatim)
+        most, target = job.settings.max_file_bytes, os.path.join(job.out_root, f.rel)
         try:
-            write_copy(os.path.join(job.out_root, f.rel), *read_with_mode(f.where))
+            data, st = read_with_stat(f.where, most)
+            if st.st_size > most:
+                copy_large(f.where, target, st)
+            else:
+                write_copy(target, data, stat.S_IMODE(st.st_mode))
         except OSError as exc:
             return Outcome(_record(f, f.rel, "failed", f"cannot copy: {exc}"))
     return Outcome(_record(f, f.rel, "unchanged", "excluded folder: copied as is"))
@@ -347,10 +352,13 @@ def _read(job: Job, cache: Cache, before: int | None,
     names a cache entry) taken before, kept when the file still has that stat; the stamp's
     content key is then the file's, as it is for a file served by its stat unread."""
     f = job.file
+    most = None if job.mode == STDOUT else job.settings.max_file_bytes  # STDOUT prints the bytes
     try:
-        data, st = read_with_stat(f.where)
+        data, st = read_with_stat(f.where, most, BINARY_SNIFF)
     except OSError as exc:
         return Outcome(_record(f, output_name(f.rel, job.settings), "failed", f"cannot read: {exc.strerror or exc}"))
+    if most is not None and st.st_size > most:
+        return _large(job, data, st, before)
     if before is None:
         return _Read(job, data, stat.S_IMODE(st.st_mode), b"", None)
     values, stamped = _stat_values(st), None
@@ -360,6 +368,28 @@ def _read(job: Job, cache: Cache, before: int | None,
         stat_key = cache.stat_key(st, f.rel) if settled(st, before) else None
     key = stamped[0] if stamped is not None else cache.key(data, f.rel)
     return _Read(job, data, stat.S_IMODE(st.st_mode), key, stat_key, None if stat_key is None else values, stamped)
+
+
+def _large(job: Job, head: bytes, st: os.stat_result, before: int | None) -> Outcome:
+    """A file too large to port (`head`: its first bytes): skipped, and with -o copied as it
+    is without being read into memory (emit.copy_large). Its stamp lets the next run's
+    whole-tree entry (_Tree) answer for it without opening it."""
+    from hipport.pipeline import unread_result
+
+    f = job.file
+    result = unread_result(head, f.rel, f.kind, job.settings, st.st_size)
+    assert result is not None  # larger than the settings allow
+    record, written = result.record(), None
+    if job.mode == OUT:
+        try:
+            out, wrote = copy_large(f.where, os.path.join(job.out_root, record["output"]), st)
+        except OSError as exc:
+            return Outcome(_record(f, record["output"], "failed", f"cannot copy: {exc.strerror or exc}"))
+        if before is not None and (wrote or settled(out, before)):
+            written = _stat_values(out)
+    settled_input = before is not None and settled(st, before)
+    stamp = (_stat_values(st), written) if settled_input and (job.mode != OUT or written) else None
+    return Outcome(record, stamp=stamp)
 
 
 def _record(f: InputFile, output: str, status: str, reason: str) -> dict:
