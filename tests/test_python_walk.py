@@ -66,9 +66,10 @@ def test_a_python_file_without_the_rules_words_is_never_parsed(monkeypatch):
     assert len(parsed) == 1  # one parse for every rule
 
 
-# A PyTorch model saying `cuda`, `version`, `.hip` and `libraries` but with neither a CUDA
-# version gate, an NVIDIA-only import, a link setting nor a .hip source.
-TORCH_CUDA_MODEL = b"""import torch
+# A PyTorch model saying `cuda`, `bindings`, `cudart`, `version`, `.hip` and `libraries` but
+# with neither a CUDA version gate, an NVIDIA-only import, a link setting nor a .hip source.
+TORCH_CUDA_MODEL = b"""\"\"\"A model; its C++ bindings call cudart through torch.cuda.\"\"\"
+import torch
 from torch import nn
 
 __version__ = "1.0"  # the cuda version it was tested with: see torch.__version__
@@ -103,6 +104,9 @@ def test_a_model_saying_cuda_without_a_gate_or_nvidia_import_is_not_parsed(monke
     ("HP905", "import cuda.bindings.runtime\n"),
     ("HP905", "from cuda.bindings import driver\n"),
     ("HP905", "import os, cuda . cudart\n"),
+    ("HP905", "from cuda import (\n    bindings,  # the new ones\n)\n"),
+    ("HP905", "from \\\n    cuda import cudart\n"),
+    ("HP905", "import cuda . bindings . driver as drv\n"),
     ("HP905", "from nvidia import dali\n"),
     ("HP905", "import nvidia.dali.fn as fn\n"),
     ("HP905", "import pynvml\n"),
@@ -127,7 +131,8 @@ def test_a_model_saying_cuda_without_a_gate_or_nvidia_import_is_not_parsed(monke
     ("HP1154", "from torch.utils import cpp_extension as ce\nassert ce.CUDA_HOME\n"),
 ])
 def test_the_python_rules_words_are_in_every_form_they_report(code, source):
-    """What lets a rule parse the file (HP905: a module's last part; HP1152: a link keyword
+    """What lets a rule parse the file (HP905: a module's name, dotted or after `from` its
+    package `import`; HP1152: a link keyword
     then `=`; HP1153: `.hip` ending a literal; HP1154: `version` then `.cuda` or `as`, or
     CUDA_HOME) is in every form the rule reports."""
     found = port_source(source.encode(), "m.py", "python", Settings()).result.findings

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from hipport import regexes
 from hipport.parse.lexer import Substrings
-from hipport.rules import Hit, rule
+from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.build_flags import (
     build_matches, comment_spans, python_nodes, python_span, python_string_tokens)
@@ -533,10 +533,28 @@ def _module_entry(module: str):
     return None
 
 
-# An import the rule reports names each part of the module, so the file holds the last one:
-# `dali`, `cudart`, not `nvidia` or `cuda`, which most PyTorch code says (torch.cuda) and
-# which would cost it the syntax tree (ast takes about 150 bytes of memory a byte of source).
-_IMPORT_TRIGGERS = tuple(sorted({name.rsplit(".", 1)[-1].encode() for name in PYTHON_MODULES}))
+def _import_triggers() -> tuple[bytes | Guarded, ...]:
+    """What every import the rule reports holds: a top-level module's name; a dotted one's
+    parts with a dot between (`cuda.bindings`, spaces and line continuations allowed), or
+    `from` its package `import` (`from cuda import (bindings)`). Not `cuda` or `bindings`
+    alone, which most PyTorch code and much prose say, and which cost a file the syntax
+    tree (ast takes about 150 bytes of memory and 2 µs a byte of source)."""
+    gap = rb"[\s\\]"  # between tokens of an import outside brackets: spaces, continuations
+    out: dict = {}
+    for name in PYTHON_MODULES:
+        parts = [re.escape(part).encode() for part in name.split(".")]
+        if len(parts) == 1:
+            out[name.encode()] = None
+            continue
+        dotted = (gap + rb"*\." + gap + b"*").join(parts)
+        package = (gap + rb"*\." + gap + b"*").join(parts[:-1])
+        out[Guarded(regexes.compile(dotted + rb"\b"), (name.split(".")[0].encode(),))] = None
+        out[Guarded(regexes.compile(rb"from" + gap + b"+" + package + gap + rb"+import\b"),
+                    (name.split(".")[0].encode(),))] = None
+    return tuple(out)
+
+
+_IMPORT_TRIGGERS = _import_triggers()
 
 
 @rule(code="HP905", name="cuda-only-python-import", category="cuda-only-library",
