@@ -89,6 +89,8 @@ def test_might_declare_where_a_member_or_scoped_name_can_be(text):
     b"extern \"C\" { struct S { int a; }; void h() { cudaDeviceReset(); } }",
     b"struct V { std::vector<cudaSurfaceObject_t> list; };",  # a template argument
     b"struct V { int c; };\nsize_t o = offsetof(cudaVertex, c);",  # offsetof's type
+    b"namespace c10::cuda {\nint v = cudaSuccess;\n}",  # a nested namespace's name
+    b"struct S { int a; };\nauto e = at::cuda::getCurrentCUDAStream();",  # a qualified call
 ])
 def test_might_declare_not_where_no_declaration_can_be(text):
     lx = lexed(text)

@@ -60,7 +60,8 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
         if in_block or data[end - 1 : end] == b"<":
             continue  # after `<`: a template argument or an operand (`std::vector<cudaFoo> v;`)
         if i < 0:
-            if data[end - 1 : end] in (b":", b",") and _INITIALIZES.match(data, s):
+            # `: name(` or `, name{`, not `ns::name {` (`namespace c10::cuda {`, a call)
+            if data[end - 1 : end] in (b":", b",") and data[end - 2 : end] != b"::" and _INITIALIZES.match(data, s):
                 return True
         elif data[end - 1 : end] != b"=" and not _TYPE_USE.match(data, s) \
                 and not _after_a_word_in_parentheses(lexed, s):
