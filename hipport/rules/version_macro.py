@@ -67,10 +67,14 @@ def describe(name: str, mappings) -> tuple[str, str]:
 TORCH_HEADER_PREFIXES = ("torch/", "ATen/", "c10/")
 
 
+_TORCH_HEADER_STARTS = tuple(p.encode() for p in TORCH_HEADER_PREFIXES)
+
+
 def includes_torch(ctx) -> bool:
-    """Whether the file includes PyTorch's C++ headers (an extension source)."""
-    return any(d.path(ctx.data).decode("utf-8", "replace").startswith(TORCH_HEADER_PREFIXES)
-               for d in ctx.lexed.includes)
+    """Whether the file includes PyTorch's C++ headers (an extension source). Once per file:
+    two rules ask it of every file that says VERSION, which PyTorch's headers all do."""
+    return sx.memo(ctx, "version_macro.includes_torch", lambda c: any(
+        d.path(c.data).startswith(_TORCH_HEADER_STARTS) for d in c.lexed.includes))
 
 
 def version_comparisons(ctx):
@@ -78,8 +82,11 @@ def version_comparisons(ctx):
     arithmetic in #if lines, #define bodies and code. Existence tests (#ifdef CUDA_VERSION,
     defined(...), a bare #if CUDART_VERSION) are platform checks and not included."""
     data = ctx.data
+    matches = sx.code_word_matches(ctx, _patterns(version_macro_names(ctx.mappings)))
+    if not matches:
+        return  # most files: no directive index to build
     directives = directives_of(ctx)
-    for m in sx.code_word_matches(ctx, _patterns(version_macro_names(ctx.mappings))):
+    for m in matches:
         if macro_use_kind(data, directives, m.start(), m.end()) != "value":
             continue
         d = directives.at(m.start())
