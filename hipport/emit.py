@@ -63,9 +63,12 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes], like: Path | None = 
     make_folders(path.parent)
     mode = None
     for candidate in (like, path):
-        if candidate is not None and candidate.exists():
-            mode = stat.S_IMODE(candidate.stat().st_mode)
-            break
+        if candidate is not None:
+            try:
+                mode = stat.S_IMODE(os.stat(candidate).st_mode)  # one stat, not exists() and stat()
+                break
+            except (FileNotFoundError, NotADirectoryError):  # what exists() took for absent
+                pass
     if mode is None:
         mode = 0o666 & ~_umask()
     import tempfile  # noqa: PLC0415 - in-place writes alone need it (with what it imports, 2 ms a run)
