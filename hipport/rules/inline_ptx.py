@@ -11,16 +11,15 @@ import functools
 import re
 
 from hipport import regexes
-from hipport.patterns import word_starts
+from hipport.parse import IS_WORD_BYTE
+from hipport.patterns import starts_of
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
-_ASM = regexes.compile(word_starts((b"__asm__", b"__asm", b"asm")) + rb"\b")
 _QUALIFIER = regexes.compile(rb"(?:volatile|__volatile__|__volatile|inline|__inline__|goto)\b")
 _SPACE = regexes.compile(rb"(?:\s|\\\r?\n)+")
-# Bytes that are neither punctuation _asm_statement looks at, nor space, a line continuation
-# or the start of a comment.
-_PLAIN = regexes.compile(rb"[^():;/\\\s]+")
+_SPACE_BYTES = b" \t\n\r\f\v\\"  # what _SPACE is made of (the backslash before a newline)
+_PUNCT = regexes.compile(rb"[():;]")  # what _asm_statement looks at
 
 # PTX opcodes (the part before the first '.'); written with at least one `.suffix` in PTX.
 PTX_OPCODES = frozenset("""
@@ -158,9 +157,11 @@ def _skip_space(ctx, pos: int) -> int:
 
 
 def _asm_statement(ctx, keyword_end: int):
-    """(template text, end offset) of the asm statement whose keyword ends at keyword_end."""
+    """(template text, end offset) of the asm statement whose keyword ends at keyword_end.
+    Past the qualifiers and `(`, only the parentheses, the first `:` and a `;` outside
+    literals and comments matter: they are found with one search each, not a step per token
+    (CUTLASS's wgmma statements bind hundreds of operands: 1.6 ms a statement that way)."""
     data = ctx.data
-    starts, ends = sx.memo(ctx, "ptx_strings", _string_index)
     pos = _skip_space(ctx, keyword_end)
     while True:
         m = _QUALIFIER.match(data, pos)
@@ -169,41 +170,51 @@ def _asm_statement(ctx, keyword_end: int):
         pos = _skip_space(ctx, m.end())
     if data[pos:pos + 1] != b"(":
         return None
-    pos += 1
-    pieces = []
-    depth = 1
-    in_template = True
-    end = pos
-    while pos < len(data):
-        pos = _skip_space(ctx, pos)
-        if pos >= len(data):
-            break
-        i = bisect.bisect_left(starts, pos)
-        if i < len(starts) and starts[i] == pos:
-            if in_template:
-                pieces.append(_literal_text(data[pos:ends[i]]))
-            pos = ends[i]
+    opened = pos + 1
+    hidden = ctx.lexed.in_comment_or_string
+    depth, template_end, end = 1, None, None
+    for m in _PUNCT.finditer(data, opened):
+        at = m.start()
+        if hidden(at):
             continue
-        plain = _PLAIN.match(data, pos, starts[i] if i < len(starts) else len(data))
-        if plain:  # a run of bytes that only move the end along, up to the next literal
-            pos = end = plain.end()
-            continue
-        c = data[pos:pos + 1]
-        if c == b"(":
+        c = data[at]
+        if c == 0x28:  # (
             depth += 1
-        elif c == b")":
+        elif c == 0x29:  # )
             depth -= 1
             if depth == 0:
-                end = pos + 1
+                end = at + 1
                 break
-        elif c == b":" and depth == 1:
-            in_template = False
-        elif c == b";" and depth == 1:
-            end = pos
+        elif depth == 1 and c == 0x3A:  # : ends the template
+            if template_end is None:
+                template_end = at
+        elif depth == 1 and c == 0x3B:  # ;
+            end = at
             break
-        pos += 1
-        end = pos
-    return "".join(pieces), end
+    read_to = end  # the template's literals are those before the first `:`, or before this
+    if end is None:  # the file ends inside the statement: it ends at its last code byte
+        read_to, end = len(data), _last_code_end(ctx, opened)
+    starts, ends = sx.memo(ctx, "ptx_strings", _string_index)
+    first = bisect.bisect_left(starts, opened)
+    last = bisect.bisect_left(starts, read_to if template_end is None else template_end)
+    return "".join(_literal_text(data[starts[i]:ends[i]]) for i in range(first, last)), end
+
+
+def _last_code_end(ctx, start: int) -> int:
+    """The end of the last byte from `start` on outside spaces, line continuations, comments
+    and literals (where a statement the file ends inside ends, as read token by token)."""
+    data, end = ctx.data, len(ctx.data)
+    spans = sx.memo(ctx, "ptx_hidden", lambda c: sorted(c.lexed.comments + c.lexed.strings))
+    starts = sx.memo(ctx, "ptx_hidden_starts", lambda c: [s for s, _ in spans])
+    while end > start:
+        i = bisect.bisect_right(starts, end - 1) - 1
+        if i >= 0 and end <= spans[i][1] and spans[i][0] >= start:
+            end = spans[i][0]  # a comment or a literal: before it
+        elif data[end - 1] in _SPACE_BYTES[:-1] or (data[end - 1] == 0x5C and data[end:end + 1] in (b"\n", b"\r")):
+            end -= 1  # a space, or a backslash that continues the line
+        else:
+            break
+    return end
 
 
 _STATEMENT_END = regexes.compile(r"[;\n]")
@@ -251,16 +262,38 @@ def _suggest(instr: str) -> str | None:
     return None
 
 
+def asm_keywords(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each `asm`, `__asm` or `__asm__` standing as a word: where `asm` occurs
+    (bytes.find), the underscores around it read there. A pattern of the three spellings
+    tries every `_` and `a` of the file (a fifth of HP301's time on CUTLASS)."""
+    out, size = [], len(data)
+
+    def word_at(i: int) -> bool:
+        return i < size and data[i] in IS_WORD_BYTE
+
+    for at in starts_of(data, b"asm"):
+        start = at - 2 if at >= 2 and data[at - 2:at] == b"__" else at
+        if start and data[start - 1] in IS_WORD_BYTE:
+            continue  # part of a longer name (`wasm`, `_asm`, `x__asm`)
+        end = at + 3
+        if start < at and data[end:end + 2] == b"__" and not word_at(end + 2):
+            end += 2  # `__asm__`
+        elif word_at(end):
+            continue
+        out.append((start, end))
+    return out
+
+
 def asm_statements(ctx):
     """(start, end, template) of each asm statement in relevant code (macro bodies included)."""
     def compute(c):
         out = []
-        for m in _ASM.finditer(c.data):
-            if not sx.relevant(c, m.start()):
+        for start, end in asm_keywords(c.data):
+            if not sx.relevant(c, start):
                 continue
-            parsed = _asm_statement(c, m.end())
+            parsed = _asm_statement(c, end)
             if parsed is not None:
-                out.append((m.start(), parsed[1], parsed[0]))
+                out.append((start, parsed[1], parsed[0]))
         return out
     return sx.memo(ctx, "asm_statements", compute)
 
