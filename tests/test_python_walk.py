@@ -9,7 +9,7 @@ import pytest
 
 from hipport.config import Settings
 from hipport.files import file_kind
-from hipport.parse.python import nodes
+from hipport.parse.python import nodes, statements
 from hipport.pipeline import port_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +34,23 @@ def test_nodes_are_what_ast_walk_finds(path):
     parents: dict = {}
     assert [id(n) for n in nodes(tree, parents)] == [id(n) for n in ast.walk(tree)]
     assert parents == {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+
+
+@pytest.mark.parametrize("path", PYTHON_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_statements_are_what_ast_walk_finds_of_them(path):
+    """parse/python.statements walks statements alone (what holds an import) and finds them
+    in ast.walk's order, with the module, except handlers and match cases that hold them."""
+    tree = ast.parse(path.read_bytes())
+    holders = (ast.Module, ast.stmt, ast.excepthandler, ast.match_case)
+    assert [id(n) for n in statements(tree)] == [id(n) for n in ast.walk(tree) if isinstance(n, holders)]
+
+
+def test_imports_nested_anywhere_are_found():
+    source = (b"try:\n    import apex\nexcept ImportError:\n    from pynvml import nvmlInit\n"
+              b"def f(x):\n    match x:\n        case 1:\n            import pycuda.driver\n"
+              b"class C:\n    if True:\n        import tensorrt as trt\n")
+    found = [f for f in port_source(source, "m.py", "python", Settings()).result.findings if f.rule == "HP905"]
+    assert [f.line for f in found] == [2, 4, 8, 11]
 
 
 @pytest.mark.parametrize("name", ["model.py", "setup.py"])

@@ -36,6 +36,22 @@ def nodes(tree: ast.AST, parents: dict | None = None) -> list[ast.AST]:
     return found
 
 
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def statements(tree: ast.AST) -> list[ast.AST]:
+    """The module and every statement in it (with the except handlers and match cases that
+    hold statements), outer ones first: where an import can be, without the expressions'
+    nodes, most of a tree."""
+    found = [tree]
+    for node in found:  # the list grows as it is read
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                found.extend(item for item in value if isinstance(item, _HOLDS_STATEMENTS))
+    return found
+
+
 def spans(data: bytes) -> Callable[[ast.AST], tuple[int, int]]:
     """What gives a node of `data`'s tree its byte span: the tree counts lines as Python's
     tokenizer does (`\\r`, `\\n` or `\\r\\n` end one) and columns in UTF-8 bytes after a BOM."""

@@ -212,6 +212,15 @@ def python_nodes(ctx, *types: type) -> list:
                    lambda _: [node for node in every if isinstance(node, types)])
 
 
+def python_imports(ctx) -> list:
+    """The file's import statements, from a walk of its statements alone (an import is never
+    inside an expression): a rule that reads only imports spares the walk of every node."""
+    def compute(c):
+        tree = python_tree(c)
+        return [] if tree is None else [n for n in pyast.statements(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return sx.memo(ctx, "build_flags.python_imports", compute)
+
+
 def python_span(ctx):
     """What gives a node of the file's syntax tree its byte span (parse/python.spans), once per
     file."""

@@ -18,7 +18,7 @@ from hipport.parse.lexer import Substrings
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.build_flags import (
-    build_matches, comment_spans, python_nodes, python_span, python_string_tokens)
+    build_matches, comment_spans, python_imports, python_nodes, python_span, python_string_tokens)
 
 
 class Library(NamedTuple):
@@ -580,7 +580,7 @@ def cuda_only_python_import(ctx):
     optional for NVIDIA systems.
     """
     offset = python_span(ctx)
-    for node in python_nodes(ctx, ast.Import, ast.ImportFrom):
+    for node in python_imports(ctx):
         modules: list[str] = []
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]

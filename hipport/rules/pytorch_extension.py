@@ -13,7 +13,7 @@ from typing import Iterator
 
 from hipport import regexes
 from hipport.rules import Guarded, Hit, rule
-from hipport.rules.build_flags import python_nodes, python_parents, python_span, tests_rocm
+from hipport.rules.build_flags import python_imports, python_nodes, python_parents, python_span, tests_rocm
 from hipport.rules.version_macro import TORCH_HEADER_PREFIXES, includes_torch, version_comparisons
 
 
@@ -190,7 +190,7 @@ def hipify_target(path: str) -> str:
 def _gate_names(ctx) -> tuple[set[str], set[str], set[str], set[str]]:
     """Local names for torch, torch.version, CUDA_HOME and torch.utils.cpp_extension."""
     torch_names, version_names, home_names, ext_names = set(), set(), set(), set()
-    for node in python_nodes(ctx, ast.Import, ast.ImportFrom):
+    for node in python_imports(ctx):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name == "torch" or (a.name.startswith("torch.") and a.asname is None):
