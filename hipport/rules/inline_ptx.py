@@ -18,7 +18,7 @@ from hipport.rules import _syntax as sx
 
 _QUALIFIER = regexes.compile(rb"(?:volatile|__volatile__|__volatile|inline|__inline__|goto)\b")
 _SPACE = regexes.compile(rb"(?:\s|\\\r?\n)+")
-_SPACE_BYTES = b" \t\n\r\f\v\\"  # what _SPACE is made of (the backslash before a newline)
+_SPACE_BYTES = b" \t\n\r\f\v"  # \s of _SPACE (which also takes a backslash before a newline)
 _PUNCT = regexes.compile(rb"[():;]")  # what _asm_statement looks at
 
 # PTX opcodes (the part before the first '.'); written with at least one `.suffix` in PTX.
@@ -204,13 +204,13 @@ def _last_code_end(ctx, start: int) -> int:
     """The end of the last byte from `start` on outside spaces, line continuations, comments
     and literals (where a statement the file ends inside ends, as read token by token)."""
     data, end = ctx.data, len(ctx.data)
-    spans = sx.memo(ctx, "ptx_hidden", lambda c: sorted(c.lexed.comments + c.lexed.strings))
-    starts = sx.memo(ctx, "ptx_hidden_starts", lambda c: [s for s, _ in spans])
+    spans = sorted(ctx.lexed.comments + ctx.lexed.strings)  # once a file at most: it ends here
+    starts = [s for s, _ in spans]
     while end > start:
         i = bisect.bisect_right(starts, end - 1) - 1
         if i >= 0 and end <= spans[i][1] and spans[i][0] >= start:
             end = spans[i][0]  # a comment or a literal: before it
-        elif data[end - 1] in _SPACE_BYTES[:-1] or (data[end - 1] == 0x5C and data[end:end + 1] in (b"\n", b"\r")):
+        elif data[end - 1] in _SPACE_BYTES or (data[end - 1] == 0x5C and data[end:end + 1] in (b"\n", b"\r")):
             end -= 1  # a space, or a backslash that continues the line
         else:
             break

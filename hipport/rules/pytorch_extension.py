@@ -84,8 +84,8 @@ def _strings(node: ast.AST) -> Iterator[ast.Constant]:
 
 
 # A keyword argument: the name, then `=` (spaces, continuations or comments between), not the
-# word in prose or a comment.
-_LINK_TRIGGERS = (Guarded(regexes.compile(rb"\b(?:" + b"|".join(sorted(k.encode() for k in _LINK_KEYWORDS))
+# word in prose or a comment. No `\b` before it: re would try the pattern at every byte.
+_LINK_TRIGGERS = (Guarded(regexes.compile(rb"(?:" + b"|".join(sorted(k.encode() for k in _LINK_KEYWORDS))
                                           + rb")(?:[\s\\]|#[^\n]*+)*+=(?!=)"),
                           tuple(sorted(k.encode() for k in _LINK_KEYWORDS))),)
 
