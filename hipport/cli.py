@@ -34,10 +34,10 @@ def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
 def put(text: str | Iterable[str], output: Path | None) -> None:
     """A command's output (its text, or the text's pieces in order) to the file `output`,
     written atomically, or to stdout; in batches, so a document in pieces is never whole."""
-    from hipport.emit import batches, text_bytes, write_atomic
+    from hipport.emit import batches, write_text
 
     if output is not None:
-        write_atomic(output, map(text_bytes, batches(text)))
+        write_text(output, text)
         return
     for batch in batches(text):
         echo(batch, nl=False)

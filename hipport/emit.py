@@ -34,6 +34,12 @@ def batches(pieces: str | Iterable[str], size: int = 1 << 20) -> Iterator[str]:
         yield "".join(batch)
 
 
+def write_text(path: Path, text: str | Iterable[str]) -> None:
+    """A text, or its pieces in order, to `path` atomically (write_atomic), encoded in batches:
+    a document made in pieces is never whole in memory."""
+    write_atomic(path, map(text_bytes, batches(text)))
+
+
 def make_folders(folder: str | Path) -> None:
     """os.makedirs(folder, exist_ok=True) without its recursion, one level of which a missing
     folder costs: an output tree mirrors an input that may nest deeper than Python's stack."""

@@ -385,8 +385,8 @@ def _large(job: Job, head: bytes, st: os.stat_result, before: int | None) -> Out
             out, wrote = copy_large(f.where, os.path.join(job.out_root, record["output"]), st)
         except OSError as exc:
             return Outcome(_record(f, record["output"], "failed", f"cannot copy: {exc.strerror or exc}"))
-        if before is not None and (wrote or settled(out, before)):
-            written = _stat_values(out)
+        if before is not None:
+            written = _output_values(out, wrote, before)
     settled_input = before is not None and settled(st, before)
     stamp = (_stat_values(st), written) if settled_input and (job.mode != OUT or written) else None
     return Outcome(record, stamp=stamp)
@@ -444,8 +444,8 @@ def _finish(r: _Read, ported: bytes, record: dict, before: int,
         if job.mode == OUT:
             st, wrote = write_copy(os.path.join(job.out_root, output), ported, r.mode,
                                    want_stat=r.stat_key is not None)
-            if st is not None and (wrote or settled(st, before)):
-                written = _stat_values(st)
+            if st is not None:
+                written = _output_values(st, wrote, before)
         elif job.mode == IN_PLACE and (record["changed"] or output != f.rel):
             target = f.path.with_name(Path(output).name)
             write_atomic(target, ported, like=f.path, durable=True)
@@ -464,6 +464,12 @@ def _finish(r: _Read, ported: bytes, record: dict, before: int,
     if job.mode == DIFF and record["changed"]:
         return Outcome(record, diff=unified_diff(f.rel, output, r.data, spliced), stamp=stamp), row
     return Outcome(record, stamp=stamp), row
+
+
+def _output_values(st: os.stat_result, wrote: bool, before: int) -> tuple | None:
+    """An output file's stat for the stamp: when this run wrote it, or found it settled
+    holding the port already (an unsettled file may change within its timestamp tick)."""
+    return _stat_values(st) if wrote or settled(st, before) else None
 
 
 def _stamp(r: _Read, output: tuple | None) -> tuple[bytes, bytes]:

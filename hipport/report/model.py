@@ -19,7 +19,7 @@ from hipport import __version__
 from hipport import estimate as est
 from hipport import kernel_links as links
 from hipport.config import Settings
-from hipport.emit import batches, text_bytes, write_atomic
+from hipport.emit import write_text
 from hipport.findings import CATEGORY, EFFORT, EFFORTS, SEVERITIES, SEVERITY
 from hipport.results import FileResult, json_entry
 from hipport.words import plural
@@ -334,7 +334,7 @@ def write(report: dict, folder: Path, root: Path | None = None, in_place: bool =
     path = folder / "report.json"
     for target, text in ((path, json_pieces(report)), (folder / "report.md", markdown.render(report)),
                          (folder / "report.html", html.render(report, excerpts))):
-        write_atomic(target, map(text_bytes, batches(text)))
+        write_text(target, text)
     return path
 
 

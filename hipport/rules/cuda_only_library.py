@@ -540,17 +540,16 @@ def _import_triggers() -> tuple[bytes | Guarded, ...]:
     alone, which most PyTorch code and much prose say, and which cost a file the syntax
     tree (ast takes about 150 bytes of memory and 2 µs a byte of source)."""
     gap = rb"[\s\\]"  # between tokens of an import outside brackets: spaces, continuations
+    dot = gap + rb"*\." + gap + b"*"
     out: dict = {}
     for name in PYTHON_MODULES:
         parts = [re.escape(part).encode() for part in name.split(".")]
         if len(parts) == 1:
             out[name.encode()] = None
             continue
-        dotted = (gap + rb"*\." + gap + b"*").join(parts)
-        package = (gap + rb"*\." + gap + b"*").join(parts[:-1])
-        out[Guarded(regexes.compile(dotted + rb"\b"), (name.split(".")[0].encode(),))] = None
-        out[Guarded(regexes.compile(rb"from" + gap + b"+" + package + gap + rb"+import\b"),
-                    (name.split(".")[0].encode(),))] = None
+        top = (name.split(".")[0].encode(),)
+        out[Guarded(regexes.compile(dot.join(parts) + rb"\b"), top)] = None
+        out[Guarded(regexes.compile(rb"from" + gap + b"+" + dot.join(parts[:-1]) + gap + rb"+import\b"), top)] = None
     return tuple(out)
 
 

@@ -85,9 +85,9 @@ def _strings(node: ast.AST) -> Iterator[ast.Constant]:
 
 # A keyword argument: the name, then `=` (spaces, continuations or comments between), not the
 # word in prose or a comment. No `\b` before it: re would try the pattern at every byte.
-_LINK_TRIGGERS = (Guarded(regexes.compile(rb"(?:" + b"|".join(sorted(k.encode() for k in _LINK_KEYWORDS))
-                                          + rb")(?:[\s\\]|#[^\n]*+)*+=(?!=)"),
-                          tuple(sorted(k.encode() for k in _LINK_KEYWORDS))),)
+_LINK_WORDS = tuple(sorted(k.encode() for k in _LINK_KEYWORDS))
+_LINK_TRIGGERS = (Guarded(regexes.compile(rb"(?:" + b"|".join(_LINK_WORDS) + rb")(?:[\s\\]|#[^\n]*+)*+=(?!=)"),
+                          _LINK_WORDS),)
 
 
 @rule(code="HP1152", name="cuda-library-link-in-extension", category="pytorch-extension",
