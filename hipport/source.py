@@ -31,7 +31,7 @@ def python_line_starts(data: bytes) -> list[int]:
     return starts
 
 
-_line_starts = _scan.line_starts if _scan is not None else python_line_starts
+newline_starts = _scan.line_starts if _scan is not None else python_line_starts
 
 
 class Source:
@@ -56,7 +56,7 @@ class Source:
 
     def line_starts(self) -> list[int]:
         if not self._line_starts:
-            self._line_starts.extend(_line_starts(self.data))
+            self._line_starts.extend(newline_starts(self.data))
         return self._line_starts
 
     def line_col(self, offset: int) -> tuple[int, int]:

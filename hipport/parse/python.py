@@ -8,10 +8,12 @@ rules and the setup.py rewriter each walked the whole tree.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+import warnings
 from typing import Callable
 
-from hipport.source import bom_length
+from hipport.source import bom_length, newline_starts
 
 _NEWLINE = re.compile(rb"\r\n|\r|\n")  # what Python's tokenizer takes for a line's end
 
@@ -52,14 +54,83 @@ def statements(tree: ast.AST) -> list[ast.AST]:
     return found
 
 
+def line_starts(data: bytes) -> list[int]:
+    """Where each line of `data` starts, as Python counts lines (`\\r`, `\\n` or `\\r\\n` end
+    one), the first after a BOM: the tree's columns count from there."""
+    if b"\r" in data:
+        return [bom_length(data), *(m.end() for m in _NEWLINE.finditer(data))]
+    starts = newline_starts(data)  # the C scanner's, where `\n` alone ends a line
+    starts[0] = bom_length(data)
+    return starts
+
+
 def spans(data: bytes) -> Callable[[ast.AST], tuple[int, int]]:
     """What gives a node of `data`'s tree its byte span: the tree counts lines as Python's
-    tokenizer does (`\\r`, `\\n` or `\\r\\n` end one) and columns in UTF-8 bytes after a BOM."""
-    starts = [bom_length(data)]
-    starts += [m.end() for m in _NEWLINE.finditer(data)]
+    tokenizer does and columns in UTF-8 bytes (line_starts)."""
+    starts = line_starts(data)
 
     def span(node: ast.AST) -> tuple[int, int]:
         return (starts[node.lineno - 1] + node.col_offset,
                 starts[node.end_lineno - 1] + node.end_col_offset)
 
     return span
+
+
+# Import statements read one at a time, each found from its `import` keyword (every import
+# statement has one, and in code the word is nothing else). One possessive match runs from
+# code to the next keyword in code, over comments, string literals (a prefix changes no
+# literal's extent; an unclosed quote is passed over alone) and every `i` that does not start
+# the word, so nothing is tried twice; the statement then starts at a `from` before the
+# keyword with only a module path between, and ends where its line does outside brackets.
+_BREAK = rb"\\(?:\r\n|\r|\n)"  # a backslash continuing the line
+_STRING = (rb"'''(?:[^'\\]++|\\.|'(?!''))*+'''|\"\"\"(?:[^\"\\]++|\\.|\"(?!\"\"))*+\"\"\""
+           rb"|'(?:[^'\\\r\n]++|\\(?:\r\n|.))*+'|\"(?:[^\"\\\r\n]++|\\(?:\r\n|.))*+\"|['\"]")
+_NEXT_IMPORT = re.compile(rb"(?:[^#'\"i\\]++|\\.|#[^\r\n]*+|" + _STRING + rb"|\Bi|i(?!mport\b))*+import\b", re.S)
+_FROM = re.compile(rb"(?<![\w\x80-\xff])from(?:[ \t\f]|" + _BREAK + rb")++(?:[\w.\x80-\xff \t\f]|" + _BREAK + rb")*+\Z")
+_IMPORT_END = re.compile(rb"import(?:[ \t\f]|" + _BREAK + rb")*+(?:\((?:[^)#]++|#[^\r\n]*+)*+\)|(?:[^\r\n\\;#]++|"
+                         + _BREAK + rb")*+)")
+_MODULE_PATH = 1024  # bytes a `from` may stand before its `import`, at most
+
+
+def imports(data: bytes) -> list[ast.stmt] | None:
+    """The import statements of a Python file, in the order they appear, each parsed alone
+    (ast on the whole file costs about 150 bytes of memory and 0.5-2 µs a byte of source;
+    a statement's own text, microseconds): their positions are the file's, as a parse of
+    the whole file gives them. A file with a syntax error elsewhere has its imports read
+    all the same. None where a statement found so is not one import when parsed (text
+    this reading takes for code that Python does not): the caller parses the file whole."""
+    found: list[ast.stmt] = []
+    starts: list[int] | None = None
+    pos = 0
+    while (m := _NEXT_IMPORT.match(data, pos)) is not None:
+        pos = m.end()
+        keyword = pos - len(b"import")
+        before = _FROM.search(data, max(0, keyword - _MODULE_PATH), keyword)
+        start = keyword if before is None else before.start()
+        end = _IMPORT_END.match(data, keyword).end()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                body = ast.parse(data[start:end]).body
+        except (SyntaxError, ValueError):
+            return None
+        if len(body) != 1 or not isinstance(body[0], (ast.Import, ast.ImportFrom)):
+            return None
+        if starts is None:
+            starts = line_starts(data)
+        line = bisect.bisect_right(starts, start) - 1
+        _move(body[0], line, start - starts[line])
+        found.append(body[0])
+    return found
+
+
+def _move(statement: ast.stmt, lines: int, columns: int) -> None:
+    """Give a statement parsed alone the position it has in its file: `lines` lines down, its
+    first line `columns` bytes in."""
+    for node in ast.walk(statement):
+        if node.lineno == 1:
+            node.col_offset += columns
+        if node.end_lineno == 1:
+            node.end_col_offset += columns
+        node.lineno += lines
+        node.end_lineno += lines

@@ -213,9 +213,13 @@ def python_nodes(ctx, *types: type) -> list:
 
 
 def python_imports(ctx) -> list:
-    """The file's import statements, from a walk of its statements alone (an import is never
-    inside an expression): a rule that reads only imports spares the walk of every node."""
+    """The file's import statements, in the order they appear: each parsed alone (parse/
+    python.imports), so a rule that reads only imports spares the parse of the whole file;
+    else from a walk of the file's statements (an import is never inside an expression)."""
     def compute(c):
+        found = pyast.imports(c.data)
+        if found is not None:
+            return found
         tree = python_tree(c)
         return [] if tree is None else [n for n in pyast.statements(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
     return sx.memo(ctx, "build_flags.python_imports", compute)
