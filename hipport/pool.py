@@ -17,7 +17,8 @@ import signal
 import sys
 import threading
 from collections import deque
-from queue import Empty, SimpleQueue
+from itertools import count
+from queue import Empty, PriorityQueue
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from hipport.errors import HipportError
@@ -58,11 +59,31 @@ class Future:
         self._event.set()
 
 
+class _Tasks:
+    """The queued tasks, the heaviest first: the processes take the largest tasks while many are
+    queued and the small ones last, so they finish together (in submission order, a run's few
+    large headers came last and kept one process porting them after the other was done). The
+    stop (None) comes after every task."""
+
+    def __init__(self) -> None:
+        self._queue: PriorityQueue = PriorityQueue()
+        self._order = count()  # ties in the order put; items themselves are never compared
+
+    def put(self, item: tuple | None, weight: int = 0) -> None:
+        self._queue.put((1, 0, 0, None) if item is None else (0, -weight, next(self._order), item))
+
+    def get(self, block: bool = True) -> tuple | None:
+        return self._queue.get(block)[3]
+
+    def qsize(self) -> int:
+        return self._queue.qsize()
+
+
 class Pool:
     """`workers` forked processes running module-level functions on picklable arguments."""
 
     def __init__(self, workers: int, initializer: Callable | None = None, initargs: tuple = ()) -> None:
-        self._tasks: SimpleQueue = SimpleQueue()  # (future, func, arg), or None: stop
+        self._tasks = _Tasks()  # (future, func, arg), or None: stop
         self._children: list[tuple[int, int, int]] = []  # (pid, task pipe, result pipe)
         self._initializer: Callable | None = initializer  # run here before this process's first task
         self._initargs = initargs
@@ -102,9 +123,11 @@ class Pool:
         os.close(to_parent)
         self._children.append((pid, to_child, from_child))
 
-    def submit(self, func: Callable, arg: Any) -> Future:
+    def submit(self, func: Callable, arg: Any, weight: int = 0) -> Future:
+        """Queue `func(arg)`; the heaviest queued task (by `weight`, e.g. its bytes) is taken
+        first, tasks of equal weight in the order submitted."""
         future = Future()
-        self._tasks.put((future, func, arg))
+        self._tasks.put((future, func, arg), weight)
         return future
 
     def map(self, func: Callable, jobs: Sequence, bounds: Iterable[tuple[int, int]] | None = None) -> Iterator:
@@ -196,7 +219,7 @@ class _Feeder:
     which gets the GIL from a process that is porting only every switch interval or after a
     long C call, 1-2 ms a task. After the worker dies, every task it has or takes fails."""
 
-    def __init__(self, tasks: SimpleQueue, workers: int, pid: int, out, back, room: int) -> None:
+    def __init__(self, tasks: _Tasks, workers: int, pid: int, out, back, room: int) -> None:
         self.tasks, self.workers, self.pid = tasks, workers, pid
         self.out, self.back, self.room = out, back, room
         self.sent: deque[Future] = deque()  # the tasks written to the worker, oldest first

@@ -35,7 +35,15 @@ if TYPE_CHECKING:
 OUT, IN_PLACE, STDOUT, DIFF = "out", "in-place", "stdout", "diff"
 DRY_RUN = "dry-run"  # port in memory, write nothing (estimate, reports without output)
 BATCH = parallel.LARGEST  # files per cache query and per task (fewer when processes share them)
-AHEAD = 4  # batches queued per process (twice as many read ahead): bounds the bytes held
+# Bytes of files read and not yet ported that a pooled run holds before it ports here: below
+# it, this process reads and hands out every batch before it ports one, so the workers never
+# wait for a batch while it ports. (Bounded by batches instead, a worker ran out of them
+# while this process ported one of a few large headers: 170 ms of 580 idle on flash-attention.)
+READ_AHEAD = 64 << 20
+# Bytes of source in a pooled task at most (at 0.2-1 µs a byte of C++, 30-120 ms): with
+# tasks taken largest first (pool._Tasks), what a process may still be porting when the
+# others are done. Bounded by files alone, one task of a few large headers ran 300 ms.
+TASK_BYTES = 128 << 10
 GIVE_UP_AFTER = 2 * BATCH  # files looked up in vain before a run stops looking (cache.Lookups)
 
 
@@ -168,43 +176,68 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
     workers = parallel.processes(workers)
     pooled = parallel.pooled(workers, len(jobs))
     spans = parallel.bounds(len(jobs), workers if pooled else 1, BATCH)
-    queue: deque = deque()  # (outcomes, misses, future or None) per batch, in job order
+    queue: deque = deque()  # (outcomes, [(misses, future)], bytes held) per batch, in job order
+    held = [0]  # bytes read in the queued batches
     pool = None
     lookups = Lookups(GIVE_UP_AFTER, _cache(jobs[0]).known_empty if jobs else False)
     try:
         for start, stop in spans:
             outcomes, misses = _serve(jobs[start:stop], lookups)
-            future = None
+            tasks, size = [], 0
             if misses and pooled and pool is None:
                 pool = parallel.pool(workers, jobs[0].settings)
                 pooled = pool is not None  # None: the OS refused the fork; ported here then
             if misses and pooled:
-                future = pool.submit(port_reads, [r for _, r in misses])
+                for part, weight in _parts(misses):
+                    tasks.append((part, pool.submit(port_reads, [r for _, r in part], weight)))
+                size = sum(len(r.data) for _, r in misses if r.data is not None)
             elif misses:
                 _fill(outcomes, misses, port_reads([r for _, r in misses]))
-            queue.append((outcomes, misses, future))
-            while queue and (queue[0][2] is None or queue[0][2].done()):  # in order
-                yield from _done(queue.popleft(), pool, on_done)
-            # Past AHEAD batches queued per process, port the oldest queued one here, then read
-            # on (waiting for the oldest batch, porting queued ones meanwhile, emptied the queue
-            # while a worker's long batch ran: that worker then waited for the next read). Past
-            # twice as many batches not handed out (done behind a slow one), wait for the oldest.
-            if pool is not None and pool.queued() > AHEAD * workers:
-                pool.run_one()
-            while len(queue) > 2 * AHEAD * workers:
-                yield from _done(queue.popleft(), pool, on_done)
+            queue.append((outcomes, tasks, size))
+            held[0] += size
+            while queue and all(future.done() for _, future in queue[0][1]):  # in order
+                yield from _done(queue.popleft(), pool, on_done, held)
+            while held[0] > READ_AHEAD:  # wait for the oldest, porting queued ones meanwhile
+                yield from _done(queue.popleft(), pool, on_done, held)
         while queue:
-            yield from _done(queue.popleft(), pool, on_done)
+            yield from _done(queue.popleft(), pool, on_done, held)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
 
 
-def _done(batch: tuple, pool: Pool | None, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
-    outcomes, misses, future = batch
-    if future is not None:
+def _parts(misses: list[tuple[int, _Read]]) -> Iterator[tuple[list[tuple[int, _Read]], int]]:
+    """A batch's files to port in tasks of at most TASK_BYTES (a file larger goes alone), with
+    their bytes: the pool hands out the largest first. A file the porting reads itself is
+    sized by its stat."""
+    part: list[tuple[int, _Read]] = []
+    total = 0
+    for miss in misses:
+        size = _size(miss[1])
+        if part and total + size > TASK_BYTES:
+            yield part, total
+            part, total = [], 0
+        part.append(miss)
+        total += size
+    if part:
+        yield part, total
+
+
+def _size(r: _Read) -> int:
+    if r.data is not None:
+        return len(r.data)
+    try:
+        return os.stat(r.job.file.where).st_size
+    except OSError:
+        return 0  # the porting reports it
+
+
+def _done(batch: tuple, pool: Pool | None, on_done: Callable[[], None] | None, held: list[int]) -> Iterator[Outcome]:
+    outcomes, tasks, size = batch
+    held[0] -= size
+    for misses, future in tasks:
         assert pool is not None
-        _fill(outcomes, misses, pool.result(future))  # ports queued batches here meanwhile
+        _fill(outcomes, misses, pool.result(future))  # ports queued tasks here meanwhile
     for outcome in outcomes:
         yield outcome
         if on_done:

@@ -399,17 +399,24 @@ def port_the_first_file_slowly(reads):
     return _REAL["port_reads"](reads)
 
 
-def test_a_pooled_port_reads_a_bounded_number_of_batches_ahead_of_a_slow_one(tmp_path, monkeypatch):
-    """Batches done behind a slow one are not handed out before it; the runner reads on only
-    up to twice AHEAD batches a process, whatever the slow batch's delay (the bytes it has
-    read wait in those batches)."""
+def _ahead_of_a_slow_file(tmp_path, monkeypatch, read_ahead: int) -> int:
+    """Files served (read, or answered by the cache) ahead of those yielded, at most, in a
+    pooled port whose first file is slow, where the run reads the files it ports: half the
+    tree changed since a run that filled the cache (the other half keeps the lookups worth
+    it), 1,000 bytes a file."""
     from hipport import runner
     from hipport.config import load_settings
 
-    src = tmp_path / "tree"
-    src.mkdir()
+    tmp_path = tmp_path / str(read_ahead)
+    src, cache = tmp_path / "tree", tmp_path / "cache"
+    src.mkdir(parents=True)
     for n in range(2000):
-        (src / f"f{n:04d}.cu").write_text(f"int v{n};\n")
+        (src / f"f{n:04d}.cu").write_text(f"int v{n};\n".ljust(999, "/") + "\n")
+    settings = load_settings([src], jobs=2)
+    _, jobs = runner.plan([src], settings, runner.DRY_RUN, None, cache)
+    assert sum(1 for _ in runner.run(jobs, 1)) == 2000  # fills the cache
+    for n in range(0, 2000, 2):
+        (src / f"f{n:04d}.cu").write_text(f"long v{n};\n".ljust(999, "/") + "\n")
     _REAL["port_reads"], real_serve, served = runner.port_reads, runner._serve, [0]
 
     def counted(batch, lookups):
@@ -418,11 +425,62 @@ def test_a_pooled_port_reads_a_bounded_number_of_batches_ahead_of_a_slow_one(tmp
 
     monkeypatch.setattr(runner, "port_reads", port_the_first_file_slowly)
     monkeypatch.setattr(runner, "_serve", counted)
-    settings = load_settings([src], jobs=2)
-    _, jobs = runner.plan([src], settings, runner.DRY_RUN, None, None)
+    monkeypatch.setattr(runner, "READ_AHEAD", read_ahead)
+    _, jobs = runner.plan([src], settings, runner.DRY_RUN, None, cache)
     ahead = yielded = 0
     for _ in runner.run(jobs, 2):
         yielded += 1
         ahead = max(ahead, served[0] - yielded)
     assert yielded == 2000
-    assert ahead <= (2 * runner.AHEAD * 2 + 1) * runner.BATCH < 2000
+    monkeypatch.undo()
+    return ahead
+
+
+def test_a_pooled_port_holds_a_bounded_number_of_bytes_read_ahead_of_a_slow_file(tmp_path, monkeypatch):
+    """Batches done behind a slow one are not yielded before it; the run reads on only while
+    the files it has read and not yet ported hold at most READ_AHEAD bytes, whatever the slow
+    file's delay. Without the bound it reads the whole tree meanwhile."""
+    from hipport.runner import BATCH
+
+    bounded = _ahead_of_a_slow_file(tmp_path, monkeypatch, 50_000)
+    assert bounded <= 2 * 50 + 2 * BATCH  # 50 changed files' bytes, each beside an unchanged one
+    assert _ahead_of_a_slow_file(tmp_path, monkeypatch, 1 << 40) > 1000
+
+
+def test_the_heaviest_queued_task_is_taken_first_and_the_stop_last():
+    """A run's tasks go to whichever process is free, the largest first: in the order they were
+    submitted, a few large headers near the end kept one process porting them after the other
+    was done. Tasks of equal weight keep their order; shutdown's stop follows every task."""
+    from hipport.pool import _Tasks
+
+    tasks = _Tasks()
+    tasks.put(None)
+    for name, weight in [("a", 1), ("b", 5), ("c", 5), ("d", 3), ("e", 0)]:
+        tasks.put((name,), weight)
+    taken = [tasks.get() for _ in range(6)]
+    assert taken == [("b",), ("c",), ("d",), ("a",), ("e",), None]
+    ran = []
+    with Pool(0) as pool:
+        for weight in (2, 9, 4):
+            pool.submit(ran.append, weight, weight)
+        while pool.run_one():
+            pass
+    assert ran == [9, 4, 2]
+
+
+def test_a_pooled_batch_goes_out_in_tasks_of_bounded_bytes_weighed_by_them(tmp_path, monkeypatch):
+    """A batch's files to port are split into tasks of at most TASK_BYTES (a larger file alone),
+    sized by the bytes read, or by the stat of a file the porting reads itself."""
+    from hipport import runner
+
+    monkeypatch.setattr(runner, "TASK_BYTES", 100)
+    sizes = [60, 30, 20, 150, 10, 90, 5]
+    misses = []
+    for i, size in enumerate(sizes):
+        path = tmp_path / f"f{i}.cu"
+        path.write_bytes(b"x" * size)
+        file = runner.InputFile(str(path), path.name, "cuda")
+        job = runner.Job(file, runner.DRY_RUN, None, None, frozenset())
+        misses.append((i, runner._Read(job, b"x" * size if i % 2 else None, 0, b"", None)))
+    parts = [([i for i, _ in part], weight) for part, weight in runner._parts(misses)]
+    assert parts == [([0, 1], 90), ([2], 20), ([3], 150), ([4, 5], 100), ([6], 5)]
