@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hipport.config import Settings
-from hipport.parse.python import imports, statements
+from hipport.parse.python import imports, statements, strings
 from hipport.pipeline import port_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,3 +110,58 @@ def test_a_file_whose_imports_alone_matter_is_not_parsed_whole(monkeypatch):
     found = port_source(model, "m.py", "python", Settings()).result.findings
     assert [(f.rule, f.line) for f in found] == [("HP905", 2 + 5 * i) for i in range(50)]
     assert parsed == []
+
+
+# What a tokenizer must get right about string literals: prefixes (valid and not), a keyword
+# against a quote, quotes inside other quotes, escapes, continued lines, comments with quotes.
+STRINGS = b"\n".join([
+    b"s = 'a' + \"b\" + r'\\\\' + rb\"c\" + Rb'd' + bR\"e\" + f\"{x!r}\" + Fr'{y}' + u'g' + B\"h\"",
+    b"t = 1 if\"yes\"else 2; u = x in\"abc\"; v = not\"\";w = ''",
+    b"d = \"\"\"it's \"quoted\" \'\'\' and \\\\\"\"\" + \'\'\'one ' two '' three\'\'\'",
+    b"e = 'continued \\",
+    b"line' + \"esc \\\" quote\"  # a comment with 'quotes\" in it",
+    b"xr = bar; ub = 3  # names ending in a prefix's letters",
+    b"f = f\"{d['k']}\" f'{e[\"k\"]}'",
+    b"g = \'\'\'\'\'\'  # empty triple",
+    b"",
+])
+
+
+def _tokenized(data: bytes) -> list[tuple[int, bytes]]:
+    import io
+    import tokenize
+
+    lines = io.BytesIO(data).readlines()
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    out = []
+    try:
+        for tok in tokenize.tokenize(io.BytesIO(data).readline):
+            if tok.type == tokenize.STRING:
+                row, col = tok.start
+                out.append((starts[row - 1] + len(lines[row - 1].decode()[:col].encode()), tok.string.encode()))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+@pytest.mark.parametrize("path", PYTHON_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_string_tokens_are_what_the_tokenizer_finds(path):
+    data = path.read_bytes()
+    assert strings(data) == _tokenized(data)
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+def test_every_form_of_string_literal(newline):
+    data = STRINGS.replace(b"\n", newline)
+    found = strings(data)
+    assert found == _tokenized(data)
+    assert [text for _, text in found][:11] == [b"'a'", b'"b"', b"r'\\\\'", b'rb"c"', b"Rb'd'", b'bR"e"',
+                                                b'f"{x!r}"', b"Fr'{y}'", b"u'g'", b'B"h"', b'"yes"']
+    assert len(found) == 21
+
+
+def test_a_quote_left_open_is_passed_over_and_three_end_the_reading_as_in_the_tokenizer():
+    data = b"a = 'one'\nb = 'two\nc = rb\"three\"\nd = \'\'\'four\ne = 'five'\n"
+    assert strings(data) == _tokenized(data) == [(4, b"'one'"), (23, b'rb"three"')]

@@ -84,8 +84,8 @@ def spans(data: bytes) -> Callable[[ast.AST], tuple[int, int]]:
 # keyword with only a module path between, and ends where its line does outside brackets.
 _BREAK = rb"\\(?:\r\n|\r|\n)"  # a backslash continuing the line
 _STRING = (rb"'''(?:[^'\\]++|\\.|'(?!''))*+'''|\"\"\"(?:[^\"\\]++|\\.|\"(?!\"\"))*+\"\"\""
-           rb"|'(?:[^'\\\r\n]++|\\(?:\r\n|.))*+'|\"(?:[^\"\\\r\n]++|\\(?:\r\n|.))*+\"|['\"]")
-_NEXT_IMPORT = re.compile(rb"(?:[^#'\"i\\]++|\\.|#[^\r\n]*+|" + _STRING + rb"|\Bi|i(?!mport\b))*+import\b", re.S)
+           rb"|'(?!'')(?:[^'\\\r\n]++|\\(?:\r\n|.))*+'|\"(?!\"\")(?:[^\"\\\r\n]++|\\(?:\r\n|.))*+\"")
+_NEXT_IMPORT = re.compile(rb"(?:[^#'\"i\\]++|\\.|#[^\r\n]*+|" + _STRING + rb"|['\"]|\Bi|i(?!mport\b))*+import\b", re.S)
 _FROM = re.compile(rb"(?<![\w\x80-\xff])from(?:[ \t\f]|" + _BREAK + rb")++(?:[\w.\x80-\xff \t\f]|" + _BREAK + rb")*+\Z")
 _IMPORT_END = re.compile(rb"import(?:[ \t\f]|" + _BREAK + rb")*+(?:\((?:[^)#]++|#[^\r\n]*+)*+\)|(?:[^\r\n\\;#]++|"
                          + _BREAK + rb")*+)")
@@ -134,3 +134,25 @@ def _move(statement: ast.stmt, lines: int, columns: int) -> None:
             node.end_col_offset += columns
         node.lineno += lines
         node.end_lineno += lines
+
+
+# String literal tokens, as Python's tokenizer reads them: a prefix is a literal's only where
+# no name goes on into it (`rb"x"`, not `xrb"x"`), and a name that ends at a quote is passed
+# whole (`if"x"`). A quote that opens no literal on its line is passed over, as the tokenizer
+# does; three that open none stop the reading, as they stop the tokenizer.
+_PREFIX = rb"(?:[rR][bBfF]?|[bBfF][rR]?|[uU])"
+_NEXT_STRING = re.compile(
+    rb"(?:[^#'\"\w\x80-\xff]++|#[^\r\n]*+|(?!" + _PREFIX + rb"(?:" + _STRING + rb"))[\w\x80-\xff]++"
+    rb"|(?!'''|\"\"\"|" + _STRING + rb")['\"])*+(" + _PREFIX + rb"?(?:" + _STRING + rb"))", re.S)
+
+
+def strings(data: bytes) -> list[tuple[int, bytes]]:
+    """(byte offset, source bytes) of every string literal token of a Python file, prefix and
+    quotes included (an f-string whole): what the tokenize module finds (up to a triple quote
+    left open), some twenty times faster."""
+    out = []
+    pos = 0
+    while (m := _NEXT_STRING.match(data, pos)) is not None:
+        out.append((m.start(1), m.group(1)))
+        pos = m.end()
+    return out

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
-import io
 import re
 import warnings
 from typing import Iterator, NamedTuple
@@ -139,35 +138,6 @@ def parse_python(data: bytes) -> ast.AST | None:
         return None
 
 
-def python_strings(data: bytes) -> list[tuple[int, bytes]]:
-    """(byte offset, source bytes) of every string literal token of a Python file."""
-    import tokenize  # noqa: PLC0415 - Python build files alone need it
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        "".encode(encoding)
-    except (SyntaxError, LookupError):
-        encoding = "utf-8"
-    lines = io.BytesIO(data).readlines()  # the same line split as tokenize's readline
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-    out = []
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for tok in tokenize.tokenize(io.BytesIO(data).readline):
-                if tok.type == tokenize.STRING:
-                    row, col = tok.start
-                    line = lines[row - 1].decode(encoding, "replace")
-                    offset = starts[row - 1] + len(line[:col].encode(encoding, "replace"))
-                    out.append((offset, tok.string.encode(encoding, "replace")))
-    except (tokenize.TokenError, SyntaxError, IndexError, UnicodeError, LookupError,
-            ValueError):
-        pass  # keep what was read before the error
-    return out
-
-
 _NAME_PARTS = regexes.compile(r"_|(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -245,8 +215,8 @@ def _walk(tree: ast.AST | None, parents: dict | None = None) -> list:
 
 
 def python_string_tokens(ctx) -> list[tuple[int, bytes]]:
-    """python_strings(ctx.data), once per file."""
-    return sx.memo(ctx, "build_flags.python_strings", lambda c: python_strings(c.data))
+    """The file's string literal tokens (parse/python.strings), once per file."""
+    return sx.memo(ctx, "build_flags.python_strings", lambda c: pyast.strings(c.data))
 
 
 def _python_build_strings(ctx) -> list[tuple[int, bytes]]:
