@@ -91,6 +91,8 @@ def test_might_declare_where_a_member_or_scoped_name_can_be(text):
     b"struct V { int c; };\nsize_t o = offsetof(cudaVertex, c);",  # offsetof's type
     b"namespace c10::cuda {\nint v = cudaSuccess;\n}",  # a nested namespace's name
     b"struct S { int a; };\nauto e = at::cuda::getCurrentCUDAStream();",  # a qualified call
+    # in a directive (a macro body, an #if condition), though the braces do not pair up
+    b"struct S { int a; };\n#if !defined(__CUDACC__)\nvoid f() {\n#else\nvoid g() {\n#endif\n}\n",
 ])
 def test_might_declare_not_where_no_declaration_can_be(text):
     lx = lexed(text)

@@ -65,6 +65,12 @@ def host_at_mark(text: bytes) -> bool:
     # callers that return its value, or call it after a case label
     b"__global__ void k() {}\nint run(int n) { MARK; return n; }\nint main() { return run(1); }",
     b"void bench(int n) { MARK; }\nvoid key(char c) { switch (c) { case 'b': bench(5); break; } }",
+    # No word in the file may mean __device__ or __global__ (a host library's header): no
+    # device code at all, whatever the braces, heads and callers say.
+    b"void f() {\n#if A\n{\n#endif\n MARK; }",
+    b"auto f() -> int { MARK; return 0; }",
+    b"int h(int v) { return (v >> 10u) & 0x1Fu; }\nint g() { return h(MARK); }",
+    b"#if defined(__CUDACC__)\n#define HD __host__\n#endif\nHD int f() { MARK; return 0; }",
 ])
 def test_certainly_host(text):
     assert host_at_mark(text)
@@ -92,10 +98,10 @@ def test_certainly_host(text):
     b"struct Sim { __device__ void step(); };\nvoid Sim::step() { MARK; }\n",  # declared __device__
     b"__device__ void helper();\nvoid helper() { MARK; }",  # declared __device__ elsewhere
     b"void f() { auto l = [=] __device__ (int i) { MARK; }; }",
-    b"void f() {\n#if A\n{\n#endif\n MARK; }",  # braces that do not pair up
-    b"int g() try { MARK; return 0; } catch (...) { return 1; }",
+    b"__global__ void k() {}\nvoid f() {\n#if A\n{\n#endif\n MARK; }",  # braces that do not pair up
+    b"__global__ void k() {}\nint g() try { MARK; return 0; } catch (...) { return 1; }",
     b"__global__ void k() {}\n/* a kernel's helper */ __device__ void f() { MARK; }",
-    b"auto f() -> int { MARK; return 0; }",  # a head this pre-check does not read
+    b"__global__ void k() {}\nauto f() -> int { MARK; return 0; }",  # a head this pre-check does not read
     # an operator's head, a declaration of it, or a call by its name may make it device code
     b"struct V { float d[4]; __device__ float operator[](int i) { return d[MARK]; } };",
     b"struct P { __device__ int operator()(); };\nint P::operator()() { MARK; return 0; }",
@@ -114,6 +120,26 @@ def _c_sources():
         for p in sorted((ROOT / folder).rglob("*")):
             if p.is_file() and file_kind(p.name) in ("cuda", "cpp") and "broken" not in p.parts:
                 yield p
+
+
+def test_a_host_library_header_is_read_without_a_tree(monkeypatch):
+    """A C++ header without a word that may mean __device__ (nlohmann's json.hpp, catch.hpp,
+    stb_image.h in a vendored folder), its lane-math-like bit twiddling in functions whose
+    callers cannot be traced: no rule needs its syntax tree to tell it is host code (json.hpp
+    alone took 450 ms). With a __device__ function in it, the same text is read by the tree."""
+    from hipport.parse import tree
+    from hipport.pipeline import port_source
+
+    parsed = []
+    parse = tree.parse
+    monkeypatch.setattr(tree, "parse", lambda *a, **k: parsed.append(1) or parse(*a, **k))
+    body = b"template <class T> int f0(T h) { const int exp = (h >> 10u) & 0x1Fu; return exp % 32; }\n"
+    body += b"".join(b"int f%d(int v) { return f%d(v) + 1; }\n" % (i + 1, i) for i in range(6))  # callers past the depth looked up
+    assert not port_source(body, "json.hpp", "cpp", Settings()).result.findings
+    assert parsed == []
+    device = body + b"__device__ int lane() { return threadIdx.x % 32; }\n"
+    found = port_source(device, "json.hpp", "cpp", Settings()).result.findings
+    assert [f.rule for f in found] == ["HP402"] and parsed
 
 
 def test_certainly_host_is_never_device_code_by_the_tree():

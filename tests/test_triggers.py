@@ -416,6 +416,23 @@ def test_a_mask_assignment_costs_no_parse():
     assert "tree" in ctx.__dict__  # `}` before the name: the statement's start is not read
 
 
+def test_a_mask_macro_costs_no_parse():
+    """A directive is text to the tree (stb_image.h's `#define STBI__ZFAST_MASK ((1 << 9) - 1)`
+    read as a mask initialized by `(`): the macro test reports a full mask macro, and no
+    mask-named declaration outside directives leaves nothing to the tree."""
+    from hipport.rules.warp import full_warp_mask_32_bit
+
+    def ctx_of(text):
+        return context_for(text, "m.cu", "cuda", Settings())
+
+    ctx = ctx_of(b"#define ZFAST_MASK  ((1 << ZFAST_BITS) - 1)\nstatic const int bits = 9;\n"
+                 b"int f(int c) { return c & ZFAST_MASK; }\n")
+    assert list(full_warp_mask_32_bit(ctx)) == [] and "tree" not in ctx.__dict__
+    ctx = ctx_of(b"#define FULL_MASK (0xffffffff)\nconst int n = 1;\n"
+                 b"__global__ void k(int* o) { o[0] = __shfl_sync(FULL_MASK, o[1], 0) + n; }\n")
+    assert [h.message.split("`")[1] for h in full_warp_mask_32_bit(ctx)] == ["FULL_MASK"]
+
+
 def test_a_sync_looking_variable_costs_no_parse():
     from hipport.rules.warp import _sync_first_args, full_warp_mask_32_bit
 

@@ -38,6 +38,9 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
         says = lexed.memo["declarations.words"] = frozenset(_FILE_WORDS.words[i] for i in _FILE_WORDS.found(data))
     if says.isdisjoint(_SCOPE_WORDS):
         return False
+    starts = [s for s in starts if not lexed.in_directive(s)]  # a macro body or #if: text to the parser
+    if not starts:
+        return False
     braces = lexed.braces
     if not braces.balanced:
         return True
@@ -52,8 +55,8 @@ def might_declare(lexed: Lexed, starts: list[int]) -> bool:
             continue  # its type's names: a type's, never declared
         i = braces.scope_of(s)
         in_block = i >= 0 and braces.kind(i) == BLOCK
-        if (in_block and not says_template) or lexed.in_directive(s):
-            continue  # most names: a use in a body; a macro body is text to the parser
+        if in_block and not says_template:
+            continue  # most names: a use in a body
         end = lexed.previous_code(s)
         if says_template and data[max(0, end - 8) : end].endswith(b"template"):
             return True

@@ -39,6 +39,8 @@ def all_certainly_host(ctx, offsets) -> bool:
 def certainly_host(ctx, offset: int, depth: int = 0) -> bool:
     """True: `offset` is certainly not in device code (sx.in_device_code would say False);
     False: can't tell."""
+    if not may_have_device_code(ctx):
+        return True
     braces = ctx.lexed.braces
     if not braces.balanced:
         return False
@@ -63,6 +65,16 @@ def certainly_host(ctx, offset: int, depth: int = 0) -> bool:
     for p in passed:
         past[p] = i
     return i < 0
+
+
+def may_have_device_code(ctx) -> bool:
+    """Whether a word that may expand to __device__ or __global__ (sx.qualifier_macros) is in
+    the file at all. Device code starts from one (sx.device_functions): a file without any, a
+    host library's header, has none, and no caller of its functions need be looked up."""
+    def compute(c):
+        data = c.data
+        return any(word in data for word, spaces in sx.qualifier_macros(c).items() if spaces & _DEVICE_SPACES)
+    return sx.memo(ctx, "host_code_device_words", compute)
 
 
 def in_statements(braces, offset: int) -> bool:

@@ -923,8 +923,9 @@ _INITIALIZED = regexes.compile(rb"\w*[ \t\r\n]*(=(?!=)|\()")
 def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
     """Whether a mask-named variable (or one passed as a `__*_sync` mask) may be initialized
     to a full 32-bit mask, read from the text before the tree is asked: its initializer (after
-    `=` or `(`; a braced list is never one) may be what _full32 reports. Files that may spell
-    a mask name with a non-ASCII letter are assumed to (see _may_spell_mask_oddly)."""
+    `=` or `(`; a braced list is never one) may be what _full32 reports, outside directives
+    (the tree reads a macro's body as text: the macro test above reports it). Files that may
+    spell a mask name with a non-ASCII letter are assumed to (see _may_spell_mask_oddly)."""
     data = ctx.data
     if _may_spell_mask_oddly(data):
         return True
@@ -934,7 +935,7 @@ def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
         starts.update(sx.word_starts(ctx, name.encode()))
     for at in starts:
         init = _INITIALIZED.match(data, at)
-        if init is not None and not ctx.lexed.in_comment_or_string(at) \
+        if init is not None and ctx.lexed.in_plain_code(at) \
                 and _may_be_full32(ctx, _initializer_text(data, init.end())) and _may_be_const(ctx, at):
             return True
     return False
