@@ -227,6 +227,29 @@ def test_lane_math_in_host_code_or_prose_costs_no_parse():
         assert len(list(lane_arithmetic_with_32(ctx))) == 1, text
 
 
+def test_lane_math_on_what_names_no_thread_costs_no_parse():
+    """An operand counts only where it names a thread (a lane, for `%` and `&`) or a block
+    (for `/` and `>>`, warps counted): CUTLASS's `Tile_N % 32 == 0` in device code needs no
+    tree. A thread-named variable, threadIdx, or a block's size in the file leaves it to the
+    tree; so does a name that may fold to a thread's in str (`tıd`)."""
+    from hipport.rules.warp import lane_arithmetic_with_32
+
+    def ctx_of(text):
+        return context_for(text, "k.cu", "cuda", Settings())
+
+    for text in (b"template <int N> __device__ int f() { if constexpr (N % 32 == 0) { return 1; } return N & 31; }\n",
+                 b"__device__ int g(int rows) { return rows / 32 + (rows >> 5); }\n"):
+        ctx = ctx_of(text)
+        assert list(lane_arithmetic_with_32(ctx)) == [] and "tree" not in ctx.__dict__, text
+    for text, flagged in ((b"__device__ int f(int lane_id) { return lane_id % 32; }\n", 1),
+                          (b"__device__ int f(int x) { int t = threadIdx.x; return (t & 31) + x % 32; }\n", 1),
+                          (b"__device__ int f(int nthreads) { return nthreads / 32; }\n", 1),
+                          (b"__device__ int f(int rows) { return rows / 32; }\nint blocks;\n", 0),
+                          ("__device__ int f(int t\u0131d) { return t\u0131d % 32; }\n".encode(), 1)):
+        ctx = ctx_of(text)
+        assert len(list(lane_arithmetic_with_32(ctx))) == flagged and "tree" in ctx.__dict__, text
+
+
 def test_lane_shift_in_host_code_costs_no_parse():
     from hipport.rules.warp import lane_bit_shift_32
 

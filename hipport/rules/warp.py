@@ -21,9 +21,9 @@ from hipport.rules import _host_code  # certainly_host through the module: tests
 from hipport.rules._host_code import in_statements
 
 # Names of variables holding a thread's index (or lane) by convention.
-_THREAD_NAME = regexes.compile(
-    r"(?:lane(?:_?id|_?idx|_?index)?|l(?:ane)?id|tid[xyz]?|t_?idx|thread_?(?:id|idx|index)(?:_?x)?|"
-    r"local_?(?:id|idx|tid)|ltid|gtid|gid|global_?(?:id|idx|tid))\Z", re.I)
+_THREAD_NAMES = (r"lane(?:_?id|_?idx|_?index)?|l(?:ane)?id|tid[xyz]?|t_?idx|thread_?(?:id|idx|index)(?:_?x)?|"
+                 r"local_?(?:id|idx|tid)|ltid|gtid|gid|global_?(?:id|idx|tid)")
+_THREAD_NAME = regexes.compile(r"(?:" + _THREAD_NAMES + r")\Z", re.I)
 # Names of compile-time block-size constants: BLOCK_SIZE / 32 is "warps per block".
 _BLOCK_NAME = regexes.compile(r"(?:block|threads|cta|tpb|nthreads|num_threads)", re.I)
 _WARP_NAME = regexes.compile(r"warp|wavefront|wave_?size|lanes?_per|threads_per_warp", re.I)
@@ -174,6 +174,8 @@ LANE_MATH_TRIGGERS = tuple(Guarded(regexes.compile(p), words) for p, words in (
     (rb"%[\s(]*" + _32, (b"32", *_HEX)), (rb"/[\s(]*" + _32, (b"32", *_HEX)),
     (_AND_31.pattern, (b"31", b"32", *_HEX)), (rb"31[uUlL]*[\s)]*&", (b"31",)),
     (rb"0[xX]0*1[fF][uUlL]*[\s)]*&", _HEX), (_SHIFT_5.pattern, (b">>",))))
+# Each trigger, and whether what it matches counts warps (`/ 32`, `>> 5`) rather than takes a lane
+_LANE_MATH_KINDS = tuple(zip(LANE_MATH_TRIGGERS, (False, True, False, False, False, True)))
 
 
 class _LaneMathScan:
@@ -262,12 +264,30 @@ def _lane_math_nodes(ctx):
 
 def _lane_math_may_count(ctx) -> bool:
     """Whether a flagged expression may exist, told without the tree. Each one's operator (or
-    its `31 &`) is a LANE_MATH_TRIGGERS match, in device code or outside every function. A
-    match in a function body (a brace pair of statements) that is certainly host code is
-    neither."""
+    its `31 &`) is a LANE_MATH_TRIGGERS match, in device code or outside every function (a
+    match in a function body, a brace pair of statements, that is certainly host code is
+    neither), and its operand names a thread (_mentions_thread): `threadIdx`, a thread-named
+    variable, `thread_rank()` or `__lane_id()`, or what is computed from one of them; or, when
+    it counts warps (`/`, `>>`), a block size. CUTLASS's `Tile_N % 32 == 0` in device code
+    names none."""
     braces = ctx.lexed.braces
-    return any(not (_host_code.certainly_host(ctx, at) and in_statements(braces, at))
-               for pattern in LANE_MATH_TRIGGERS for at in _code_matches(ctx, pattern))
+    counted = [counts_warps for pattern, counts_warps in _LANE_MATH_KINDS
+               if any(not (_host_code.certainly_host(ctx, at) and in_statements(braces, at))
+                      for at in _code_matches(ctx, pattern))]
+    if not counted:
+        return False
+    if _may_spell_oddly(ctx.data, _ODD_CASE_LETTERS):
+        return True  # a name may match in str, not in the lower-cased bytes (`tıd`): left to the tree
+    lowered = _lowered(ctx)
+    if _THREAD_WORDS.search(lowered) is not None:
+        return True
+    return any(counted) and any(w in lowered for w in _BLOCK_WORDS)
+
+
+# A thread's words in the lower-cased text (the names in any case); a block size's: what
+# _BLOCK_NAME looks for, and `blockDim`.
+_THREAD_WORDS = regexes.compile((r"\b(?:threadidx|thread_rank|__lane_id|" + _THREAD_NAMES + r")\b").encode())
+_BLOCK_WORDS = (b"block", b"threads", b"cta", b"tpb")
 
 
 def _code_matches(ctx, pattern):
@@ -858,13 +878,20 @@ def _may_call_sync(data: bytes) -> bool:
 
 # `s` and `k` have non-ASCII case variants, U+017F and U+212A, that the str pattern _MASK_NAME
 # also matches (no other letter of `mask` has one); these are their UTF-8 bytes.
+# The non-ASCII letters a str pattern with re.I takes for an ASCII one, in UTF-8: U+017F for
+# `s` and U+212A for `k` (a mask's letters), U+0130 and U+0131 for `i` (a thread's); a name
+# holding one matches where the lower-cased bytes do not show it.
 _ODD_CASE_MASK_LETTERS = (b"\xc5\xbf", b"\xe2\x84\xaa")
+_ODD_CASE_LETTERS = (*_ODD_CASE_MASK_LETTERS, b"\xc4\xb0", b"\xc4\xb1")
+
+
+def _may_spell_oddly(data: bytes, letters: tuple[bytes, ...]) -> bool:
+    return not data.isascii() and any(letter in data for letter in letters)
 
 
 def _may_spell_mask_oddly(data: bytes) -> bool:
-    """Whether a name in the file may match _MASK_NAME with U+017F or U+212A in it: then the
-    lower-cased bytes do not show every mask name."""
-    return not data.isascii() and any(letter in data for letter in _ODD_CASE_MASK_LETTERS)
+    """Whether a name in the file may match _MASK_NAME with U+017F or U+212A in it."""
+    return _may_spell_oddly(data, _ODD_CASE_MASK_LETTERS)
 
 
 def _may_name_mask(ctx) -> bool:
