@@ -40,10 +40,11 @@ BATCH = parallel.LARGEST  # files per cache query and per task (fewer when proce
 # wait for a batch while it ports. (Bounded by batches instead, a worker ran out of them
 # while this process ported one of a few large headers: 170 ms of 580 idle on flash-attention.)
 READ_AHEAD = 64 << 20
-# Bytes of source in a pooled task at most (at 0.2-1 µs a byte of C++, 30-120 ms): with
-# tasks taken largest first (pool._Tasks), what a process may still be porting when the
-# others are done. Bounded by files alone, one task of a few large headers ran 300 ms.
-TASK_BYTES = 128 << 10
+# Bytes of source in a pooled task at most: bounded by files alone, one task of a few large
+# headers ran 300 ms after the other process was done; taken largest first (pool._Tasks),
+# the tasks left at the end are the small ones. Smaller bounds cost each task a cache
+# transaction and a trip through a pipe (128 KB split cuda-samples' 16 batches into 90).
+TASK_BYTES = 512 << 10
 GIVE_UP_AFTER = 2 * BATCH  # files looked up in vain before a run stops looking (cache.Lookups)
 
 

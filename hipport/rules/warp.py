@@ -876,11 +876,10 @@ def _may_call_sync(data: bytes) -> bool:
     return False
 
 
-# `s` and `k` have non-ASCII case variants, U+017F and U+212A, that the str pattern _MASK_NAME
-# also matches (no other letter of `mask` has one); these are their UTF-8 bytes.
 # The non-ASCII letters a str pattern with re.I takes for an ASCII one, in UTF-8: U+017F for
-# `s` and U+212A for `k` (a mask's letters), U+0130 and U+0131 for `i` (a thread's); a name
-# holding one matches where the lower-cased bytes do not show it.
+# `s` and U+212A for `k` (a mask's letters), U+0130 and U+0131 for `i` (a thread's name's; no
+# other ASCII letter has one): a name holding one matches where the lower-cased bytes do not
+# show it.
 _ODD_CASE_MASK_LETTERS = (b"\xc5\xbf", b"\xe2\x84\xaa")
 _ODD_CASE_LETTERS = (*_ODD_CASE_MASK_LETTERS, b"\xc4\xb0", b"\xc4\xb1")
 
