@@ -173,3 +173,22 @@ def test_a_python_finding_spans_its_node_whatever_the_line_ends_and_bom(data):
     f = found[0]
     line_start = sum(len(line) + 1 for line in data.split(b"\n")[: f.line - 1])  # findings count lines by \n
     assert data[line_start + f.column - 1 : line_start + f.end_column - 1] == b"import apex"
+
+
+def test_a_module_importing_torch_and_another_version_is_not_parsed(monkeypatch):
+    """`version as` lets HP1154 look at the imports (an alias of torch.version is reported by
+    its `.cuda`); where they show torch and packaging's version but the text has neither
+    `version` then `.cuda` nor CUDA_HOME, as in DeepSpeed's modules, nothing is parsed whole.
+    An alias of torch.version used as a gate is still found."""
+    from hipport.rules import build_flags
+
+    parsed = []
+    parse = build_flags.parse_python
+    monkeypatch.setattr(build_flags, "parse_python", lambda data: parsed.append(data) or parse(data))
+    deepspeed = (b"import torch\nfrom packaging import version as pkg_version\n\n"
+                 b"def new_enough():\n    return pkg_version.parse(torch.__version__) >= pkg_version.parse('2.1')\n")
+    assert not port_source(deepspeed, "m.py", "python", Settings()).result.findings
+    assert parsed == []
+    aliased = deepspeed + b"from torch import version as tv\nif tv . cuda:\n    pass\n"
+    assert [f.rule for f in port_source(aliased, "m.py", "python", Settings()).result.findings] == ["HP1154"]
+    assert parsed

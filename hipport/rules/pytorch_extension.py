@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import re
+from functools import lru_cache
 from typing import Iterator
 
 from hipport import regexes
@@ -259,8 +261,29 @@ def _gates(node: ast.AST, parents: dict) -> bool:
 # `version as ALIAS` whose `ALIAS.cuda` it reports too; or CUDA_HOME. Most Python files saying
 # `cuda` (torch.cuda, .cuda()) or `version` have none, and are spared the syntax tree: ast
 # takes about 150 bytes of memory and 2 µs a byte of source.
-_GATE_TRIGGERS = (Guarded(regexes.compile(rb"version(?:[\s\\)]|#[^\n]*+)*+(?:\.(?:[\s\\]|#[^\n]*+)*+cuda\b|as\b)"),
+_GAP = rb"(?:[\s\\)]|#[^\n]*+)*+"  # spaces, continuations, closing parentheses, comments
+_GATE_TRIGGERS = (Guarded(regexes.compile(rb"version" + _GAP + rb"(?:\.(?:[\s\\]|#[^\n]*+)*+cuda\b|as\b)"),
                           (b"version",)), b"CUDA_HOME")
+_VERSION_CUDA = regexes.compile(rb"version" + _GAP + rb"\.(?:[\s\\]|#[^\n]*+)*+cuda\b")
+
+
+@lru_cache(maxsize=64)
+def _alias_cuda(alias: str) -> re.Pattern[bytes]:
+    """`ALIAS.cuda`, for `from torch import version as ALIAS`."""
+    return regexes.compile(rb"\b" + re.escape(alias.encode()) + _GAP + rb"\.(?:[\s\\]|#[^\n]*+)*+cuda\b")
+
+
+def _may_gate(data: bytes, torch_names, version_names, home_names, ext_names) -> bool:
+    """Whether an expression the rule reports may be in the text, told from the file's imports
+    before its tree is asked: `version` then `.cuda` where torch is imported, `ALIAS.cuda` for
+    torch.version imported as ALIAS, CUDA_HOME where cpp_extension or torch is (an alias of
+    CUDA_HOME itself is left to the tree). DeepSpeed's modules import torch and packaging's
+    `version as pkg_version`, and use neither torch.version.cuda nor CUDA_HOME."""
+    if home_names or ((torch_names or ext_names) and b"CUDA_HOME" in data):
+        return True
+    if torch_names and _VERSION_CUDA.search(data):
+        return True
+    return any(_alias_cuda(alias).search(data) for alias in version_names)
 
 
 @rule(code="HP1154", name="torch-version-cuda-gate", category="pytorch-extension",
@@ -287,7 +310,7 @@ def torch_version_cuda_gate(ctx):
     only), or IS_HIP_EXTENSION / ROCM_HOME from torch.utils.cpp_extension.
     """
     torch_names, version_names, home_names, ext_names = _gate_names(ctx)
-    if not (torch_names or version_names or home_names or ext_names):
+    if not _may_gate(ctx.data, torch_names, version_names, home_names, ext_names):
         return
     cuda_exprs = {f"{t}.version.cuda" for t in torch_names} | {
         f"{v}.cuda" for v in version_names}
