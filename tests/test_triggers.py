@@ -21,6 +21,11 @@ SOURCES = sorted(p for base in ("fixtures", "examples") for p in (ROOT / base).r
                  if p.is_file() and file_kind(p.name) != "other" and "broken" not in p.parts)
 
 
+def ctx_of(text: bytes, name: str = "k.cu"):
+    """A file's analysis context, by default a CUDA file's (`tree` is in its __dict__ once parsed)."""
+    return context_for(text, name, file_kind(name), Settings())
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_triggers_hide_no_finding(path: Path):
     data = path.read_bytes()
@@ -209,9 +214,6 @@ def test_lane_math_triggers_skip_longer_numbers(text):
 def test_lane_math_in_host_code_or_prose_costs_no_parse():
     from hipport.rules.warp import lane_arithmetic_with_32
 
-    def ctx_of(text):
-        return context_for(text, "k.cu", "cuda", Settings())
-
     host = (b"// lane = tid % 32 in the kernel\n"
             b"int warps(int threads) { return threads / 32; }\n"
             b"int main() { int tid = 3; if (tid) { return (tid & 31) + warps(64); } return 0; }\n"
@@ -234,9 +236,6 @@ def test_lane_math_on_what_names_no_thread_costs_no_parse():
     tree; so does a name that may fold to a thread's in str (`tıd`)."""
     from hipport.rules.warp import lane_arithmetic_with_32
 
-    def ctx_of(text):
-        return context_for(text, "k.cu", "cuda", Settings())
-
     for text in (b"template <int N> __device__ int f() { if constexpr (N % 32 == 0) { return 1; } return N & 31; }\n",
                  b"__device__ int g(int rows) { return rows / 32 + (rows >> 5); }\n"):
         ctx = ctx_of(text)
@@ -252,9 +251,6 @@ def test_lane_math_on_what_names_no_thread_costs_no_parse():
 
 def test_lane_shift_in_host_code_costs_no_parse():
     from hipport.rules.warp import lane_bit_shift_32
-
-    def ctx_of(text):
-        return context_for(text, "k.cu", "cuda", Settings())
 
     host = (b"#define BIT(lane) (1u << (lane))\n"
             b"unsigned mask(int lane) { return 1u << lane; }  // 1u << lane in a kernel: flagged\n"
@@ -281,9 +277,6 @@ def test_a_shift_of_a_lane_not_by_one_costs_no_parse():
     no tree; literals in every spelling the rule flags still do, and are flagged."""
     from hipport.rules.warp import lane_bit_shift_32
 
-    def ctx_of(text):
-        return context_for(text, "k.cu", "cuda", Settings())
-
     for text in (b"__device__ int f(int laneId, int s) { return g(laneId << s, laneId); }\n",
                  b"__device__ int f(int laneId, int s) { return (laneId % N_LANES) << s + laneId; }\n",
                  b"__device__ int f(int* a, int lane) { return a[0] << lane; }\n"):
@@ -303,9 +296,6 @@ def test_a_dynamic_shared_memory_opt_in_is_read_from_the_text():
     without a parse, with the very hits the tree gives; a spelling the text cannot be sure of
     (a qualified or templated name, a comment in the arguments, a declaration) asks the tree."""
     from hipport.rules import shared_memory as sm
-
-    def ctx_of(text):
-        return context_for(text, "k.cu", "cuda", Settings())
 
     attr = b"cudaFuncAttributeMaxDynamicSharedMemorySize"
     plain = (b"#define SMEM (96 * 1024)\n"
@@ -335,9 +325,6 @@ def test_a_warp_comparison_or_macro_costs_no_parse():
     macros are still flagged, as a declarator is."""
     from hipport.rules.warp import warp_size_constant_32
 
-    def ctx_of(text):
-        return context_for(text, "w.cu", "cuda", Settings())
-
     for text, flagged in (
             (b"#define LOG2_WARP_SIZE 5U\n#define WARP_SIZE (1U << LOG2_WARP_SIZE)\n", ["LOG2_WARP_SIZE", "WARP_SIZE"]),
             (b"__global__ void k(int* o) { int warp_id = threadIdx.x / warpSize;\n"
@@ -355,9 +342,6 @@ def test_float_tiles_of_several_kernels_cost_no_parse():
     type written before `__shared__`, is still counted and asks the tree."""
     from hipport.rules.shared_memory import static_shared_memory_over_64k
 
-    def ctx_of(text):
-        return context_for(text, "t.cu", "cuda", Settings())
-
     tiles = b"".join(b"__global__ void k%d(float* o) { __shared__ float tile[64][65]; o[0] = tile[0][0]; }\n" % i
                      for i in range(3))
     ctx = ctx_of(tiles)
@@ -373,9 +357,6 @@ def test_a_shuffle_without_16_costs_no_parse():
     not 16 (cuda-samples' shfl_scan: `for (int i = 1; ...)` aside, offsets from warpSize) is
     told from the text; loops and steps spelled every way the rule flags still ask the tree."""
     from hipport.rules.warp import shuffle_reduction_from_16
-
-    def ctx_of(text):
-        return context_for(text, "s.cu", "cuda", Settings())
 
     for text in (b"__device__ int f(int v) { for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_xor_sync(~0u, v, o); return v; }\n",
                  b"__device__ int f(int v, int w) { return __shfl_down_sync(~0u, v, w / 2); }\n",
@@ -401,9 +382,6 @@ def test_a_tile_of_32_by_33_costs_no_parse():
     of 32 x 33 (cuda-samples' transpose) needs no tree; a `[32]` array indexed per lane does."""
     from hipport.rules.warp import warp_sized_shared_array
 
-    def ctx_of(text):
-        return context_for(text, "t.cu", "cuda", Settings())
-
     tile = ctx_of(b"#define TILE 32\n__global__ void k(float* o) {\n  __shared__ float t[TILE][TILE + 1];\n"
                   b"  t[threadIdx.y][threadIdx.x] = o[0];\n  o[1] = t[threadIdx.x][threadIdx.y];\n}\n")
     assert list(warp_sized_shared_array(tile)) == [] and "tree" not in tile.__dict__
@@ -417,9 +395,6 @@ def test_a_mask_assignment_costs_no_parse():
     `mask = -(g & 1);`) or a non-const variable needs no tree; `const` anywhere in the
     statement, or a brace before its end, leaves it to the tree."""
     from hipport.rules.warp import full_warp_mask_32_bit
-
-    def ctx_of(text):
-        return context_for(text, "m.cu", "cuda", Settings())
 
     for text in (b"__global__ void k(int g, int* o) { int mask; mask = -(g & 1); o[0] = mask; }\n",
                  b"__global__ void k(int g, int* o) { unsigned mask = ~0u; /* const */ o[0] = mask & g; }\n",
@@ -445,9 +420,6 @@ def test_a_mask_macro_costs_no_parse():
     mask-named declaration outside directives leaves nothing to the tree."""
     from hipport.rules.warp import full_warp_mask_32_bit
 
-    def ctx_of(text):
-        return context_for(text, "m.cu", "cuda", Settings())
-
     ctx = ctx_of(b"#define ZFAST_MASK  ((1 << ZFAST_BITS) - 1)\nstatic const int bits = 9;\n"
                  b"int f(int c) { return c & ZFAST_MASK; }\n")
     assert list(full_warp_mask_32_bit(ctx)) == [] and "tree" not in ctx.__dict__
@@ -459,15 +431,12 @@ def test_a_mask_macro_costs_no_parse():
 def test_a_sync_looking_variable_costs_no_parse():
     from hipport.rules.warp import _sync_first_args, full_warp_mask_32_bit
 
-    def ctx_of(text):
-        return context_for(text, "g.h", "cpp", Settings())
-
     # glew.h declares `GLboolean __GLEW_ARB_sync;`: not a call, so nothing for the tree to tell
-    ctx = ctx_of(b"extern unsigned char __GLEW_ARB_sync;\nint f(int __x_sync, int y) { return __x_sync == y; }\n")
+    ctx = ctx_of(b"extern unsigned char __GLEW_ARB_sync;\nint f(int __x_sync, int y) { return __x_sync == y; }\n", "g.h")
     assert _sync_first_args(ctx) == []
     assert list(full_warp_mask_32_bit(ctx)) == [] and "tree" not in ctx.__dict__
     # a parenthesized callee is still a call: the text cannot settle it
-    call = ctx_of(b"__device__ int g(int v) { return (__shfl_sync)(0xffffffff, v, 0); }\n")
+    call = ctx_of(b"__device__ int g(int v) { return (__shfl_sync)(0xffffffff, v, 0); }\n", "g.h")
     assert _sync_first_args(call) is None
     assert [h.message.split("`")[1] for h in full_warp_mask_32_bit(call)] == ["0xffffffff"]
 
