@@ -238,10 +238,10 @@ def _read_job(job: FileJob) -> tuple[bytes, os.stat_result] | FileCheck:
     so a tree's checkpoint of gigabytes is not read into memory)."""
     most = job.settings.max_file_bytes
     try:
-        data, st = read_with_stat(job.file.where, most, BINARY_SNIFF)
+        data, st, whole = read_with_stat(job.file.where, most, BINARY_SNIFF)
     except OSError as exc:
         return _unreadable(job, exc)
-    if st.st_size > most:
+    if not whole:
         return FileCheck(job.path, job.file.kind, "skipped", reason=unreadable_reason(data, job.settings, st.st_size))
     return data, st
 

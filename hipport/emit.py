@@ -114,17 +114,17 @@ def _umask() -> int:
     return mask
 
 
-def read_with_stat(path: str | Path, most: int | None = None, head: int = 0) -> tuple[bytes, os.stat_result]:
-    """A file's bytes and its stat, from one open (no separate stat of the path). A file of
-    more than `most` bytes is not read whole: its first `head` bytes come back (the caller
-    tells by the stat's size), so a tree holding a checkpoint of gigabytes is not read into
+def read_with_stat(path: str | Path, most: int | None = None, head: int = 0) -> tuple[bytes, os.stat_result, bool]:
+    """A file's bytes, its stat (from the same open: no separate stat of the path), and whether
+    the bytes are the whole file. A file of more than `most` bytes is not read whole: its first
+    `head` bytes come back, so a tree holding a checkpoint of gigabytes is not read into
     memory to be copied."""
     fd = os.open(path, os.O_RDONLY)
     try:
         st = os.fstat(fd)
         if most is not None and st.st_size > most:
-            return os.read(fd, head), st
-        return _read_to_end(fd, st.st_size), st
+            return os.read(fd, head), st, False
+        return _read_to_end(fd, st.st_size), st, True
     finally:
         os.close(fd)
 

@@ -178,7 +178,14 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
     pooled = parallel.pooled(workers, len(jobs))
     spans = parallel.bounds(len(jobs), workers if pooled else 1, BATCH)
     queue: deque = deque()  # (outcomes, [(misses, future)], bytes held) per batch, in job order
-    held = [0]  # bytes read in the queued batches
+    held = 0  # bytes read in the queued batches
+
+    def oldest() -> Iterator[Outcome]:
+        nonlocal held
+        batch = queue.popleft()
+        held -= batch[2]
+        return _done(batch, pool, on_done)
+
     pool = None
     lookups = Lookups(GIVE_UP_AFTER, _cache(jobs[0]).known_empty if jobs else False)
     try:
@@ -195,13 +202,13 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
             elif misses:
                 _fill(outcomes, misses, port_reads([r for _, r in misses]))
             queue.append((outcomes, tasks, size))
-            held[0] += size
+            held += size
             while queue and all(future.done() for _, future in queue[0][1]):  # in order
-                yield from _done(queue.popleft(), pool, on_done, held)
-            while held[0] > READ_AHEAD:  # wait for the oldest, porting queued ones meanwhile
-                yield from _done(queue.popleft(), pool, on_done, held)
+                yield from oldest()
+            while held > READ_AHEAD:  # wait for the oldest, porting queued ones meanwhile
+                yield from oldest()
         while queue:
-            yield from _done(queue.popleft(), pool, on_done, held)
+            yield from oldest()
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -233,9 +240,8 @@ def _size(r: _Read) -> int:
         return 0  # the porting reports it
 
 
-def _done(batch: tuple, pool: Pool | None, on_done: Callable[[], None] | None, held: list[int]) -> Iterator[Outcome]:
-    outcomes, tasks, size = batch
-    held[0] -= size
+def _done(batch: tuple, pool: Pool | None, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
+    outcomes, tasks, _ = batch
     for misses, future in tasks:
         assert pool is not None
         _fill(outcomes, misses, pool.result(future))  # ports queued tasks here meanwhile
@@ -364,8 +370,8 @@ def _unported(job: Job) -> Outcome | None:
     if job.mode == OUT:  # what is left: a file of an excluded folder (f.verbatim)
         most, target = job.settings.max_file_bytes, os.path.join(job.out_root, f.rel)
         try:
-            data, st = read_with_stat(f.where, most)
-            if st.st_size > most:
+            data, st, whole = read_with_stat(f.where, most)
+            if not whole:
                 copy_large(f.where, target, st)
             else:
                 write_copy(target, data, stat.S_IMODE(st.st_mode))
@@ -388,10 +394,10 @@ def _read(job: Job, cache: Cache, before: int | None,
     f = job.file
     most = None if job.mode == STDOUT else job.settings.max_file_bytes  # STDOUT prints the bytes
     try:
-        data, st = read_with_stat(f.where, most, BINARY_SNIFF)
+        data, st, whole = read_with_stat(f.where, most, BINARY_SNIFF)
     except OSError as exc:
         return Outcome(_record(f, output_name(f.rel, job.settings), "failed", f"cannot read: {exc.strerror or exc}"))
-    if most is not None and st.st_size > most:
+    if not whole:
         return _large(job, data, st, before)
     if before is None:
         return _Read(job, data, stat.S_IMODE(st.st_mode), b"", None)

@@ -26,6 +26,11 @@ def ctx_of(text: bytes, name: str = "k.cu"):
     return context_for(text, name, file_kind(name), Settings())
 
 
+def quoted(hits) -> list[str]:
+    """What each hit's message quotes first (the flagged name or text)."""
+    return [h.message.split("`")[1] for h in hits]
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_triggers_hide_no_finding(path: Path):
     data = path.read_bytes()
@@ -258,7 +263,7 @@ def test_lane_shift_in_host_code_costs_no_parse():
     ctx = ctx_of(host)
     assert list(lane_bit_shift_32(ctx)) == [] and "tree" not in ctx.__dict__
     device = ctx_of(b"__device__ unsigned lt(int lane) { return (1u << lane) - 1; }\n")
-    assert [h.message.split("`")[1] for h in lane_bit_shift_32(device)] == ["1u << lane"]
+    assert quoted(lane_bit_shift_32(device)) == ["1u << lane"]
     # device code whose shifts count no lane: `lane` elsewhere only (volumeRender's kernels)
     other = ctx_of(b"__device__ unsigned pack(float4 c) { return (unsigned(c.w) << 24) | (unsigned(c.z) << 16); }\n"
                    b"__device__ int lane_of(int t) { return t & 31; }\n")
@@ -267,7 +272,7 @@ def test_lane_shift_in_host_code_costs_no_parse():
     for text, flagged in ((b'__device__ unsigned m(int lane) { return 1u << f(";", lane); }\n', ["1u << f(\";\", lane)"]),
                           (b"__device__ unsigned m(int lane) { return 1u << [&] { return lane; }(); }\n", None)):
         ctx = ctx_of(text)
-        found = [h.message.split("`")[1] for h in lane_bit_shift_32(ctx)]
+        found = quoted(lane_bit_shift_32(ctx))
         assert "tree" in ctx.__dict__ and (flagged is None or found == flagged)
 
 
@@ -286,7 +291,7 @@ def test_a_shift_of_a_lane_not_by_one_costs_no_parse():
                  b"1 /* one */", b"(unsigned)(1)", b"0xffff'ffffu"):
         text = b"__device__ unsigned f(int lane) { return " + left + b" << lane; }\n"
         ctx = ctx_of(text)
-        found = [h.message.split("`")[1] for h in lane_bit_shift_32(ctx)]
+        found = quoted(lane_bit_shift_32(ctx))
         assert "tree" in ctx.__dict__, text
         assert found == [(left + b" << lane").decode()] or left in (b"(unsigned)(1)",), (text, found)
 
@@ -330,10 +335,10 @@ def test_a_warp_comparison_or_macro_costs_no_parse():
             (b"__global__ void k(int* o) { int warp_id = threadIdx.x / warpSize;\n"
              b"  if (warp_id == 0 && o) o[0] = 1; }\n", [])):
         ctx = ctx_of(text)
-        assert [h.message.split("`")[1] for h in warp_size_constant_32(ctx)] == flagged
+        assert quoted(warp_size_constant_32(ctx)) == flagged
         assert "tree" not in ctx.__dict__, text
     ctx = ctx_of(b"int main() { int devID, warp_size = 32; return devID + warp_size; }\n")
-    assert [h.message.split("`")[1] for h in warp_size_constant_32(ctx)] == ["warp_size"]
+    assert quoted(warp_size_constant_32(ctx)) == ["warp_size"]
 
 
 def test_float_tiles_of_several_kernels_cost_no_parse():
@@ -387,7 +392,7 @@ def test_a_tile_of_32_by_33_costs_no_parse():
     assert list(warp_sized_shared_array(tile)) == [] and "tree" not in tile.__dict__
     per_lane = ctx_of(b"__global__ void k(float* o) {\n  __shared__ float s[32];\n"
                       b"  int lane = threadIdx.x % 32;\n  s[lane] = o[0];\n}\n")
-    assert [h.message.split("`")[1] for h in warp_sized_shared_array(per_lane)] == ["s"]
+    assert quoted(warp_sized_shared_array(per_lane)) == ["s"]
 
 
 def test_a_mask_assignment_costs_no_parse():
@@ -408,7 +413,7 @@ def test_a_mask_assignment_costs_no_parse():
     for text in (b"__global__ void k(int* o) { const unsigned mask = ~0u; o[0] = mask; }\n",
                  b"__global__ void k(int* o) { constexpr unsigned mask = 0xffffffff; o[0] = mask; }\n"):
         ctx = ctx_of(text)
-        assert [h.message.split("`")[1] for h in full_warp_mask_32_bit(ctx)] == ["mask"], text
+        assert quoted(full_warp_mask_32_bit(ctx)) == ["mask"], text
     ctx = ctx_of(b"__global__ void k(int* o) { const enum : unsigned { A } mask = (decltype(A))~0u; o[0] = mask; }\n")
     list(full_warp_mask_32_bit(ctx))
     assert "tree" in ctx.__dict__  # `}` before the name: the statement's start is not read
@@ -425,7 +430,7 @@ def test_a_mask_macro_costs_no_parse():
     assert list(full_warp_mask_32_bit(ctx)) == [] and "tree" not in ctx.__dict__
     ctx = ctx_of(b"#define FULL_MASK (0xffffffff)\nconst int n = 1;\n"
                  b"__global__ void k(int* o) { o[0] = __shfl_sync(FULL_MASK, o[1], 0) + n; }\n")
-    assert [h.message.split("`")[1] for h in full_warp_mask_32_bit(ctx)] == ["FULL_MASK"]
+    assert quoted(full_warp_mask_32_bit(ctx)) == ["FULL_MASK"]
 
 
 def test_a_sync_looking_variable_costs_no_parse():
@@ -438,7 +443,7 @@ def test_a_sync_looking_variable_costs_no_parse():
     # a parenthesized callee is still a call: the text cannot settle it
     call = ctx_of(b"__device__ int g(int v) { return (__shfl_sync)(0xffffffff, v, 0); }\n", "g.h")
     assert _sync_first_args(call) is None
-    assert [h.message.split("`")[1] for h in full_warp_mask_32_bit(call)] == ["0xffffffff"]
+    assert quoted(full_warp_mask_32_bit(call)) == ["0xffffffff"]
 
 
 NAMES = ["CUDA_VERSION", "CUDART_VERSION", "CUDA_VER", "NCCL_MAJOR", "__CUDACC_VER_MAJOR__", "T"]

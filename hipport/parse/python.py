@@ -102,25 +102,25 @@ def imports(data: bytes) -> list[ast.stmt] | None:
     found: list[ast.stmt] = []
     starts: list[int] | None = None
     pos = 0
-    while (m := _NEXT_IMPORT.match(data, pos)) is not None:
-        pos = m.end()
-        keyword = pos - len(b"import")
-        before = _FROM.search(data, max(0, keyword - _MODULE_PATH), keyword)
-        start = keyword if before is None else before.start()
-        end = _IMPORT_END.match(data, keyword).end()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        while (m := _NEXT_IMPORT.match(data, pos)) is not None:
+            pos = m.end()
+            keyword = pos - len(b"import")
+            before = _FROM.search(data, max(0, keyword - _MODULE_PATH), keyword)
+            start = keyword if before is None else before.start()
+            end = _IMPORT_END.match(data, keyword).end()
+            try:
                 body = ast.parse(data[start:end]).body
-        except (SyntaxError, ValueError):
-            return None
-        if len(body) != 1 or not isinstance(body[0], (ast.Import, ast.ImportFrom)):
-            return None
-        if starts is None:
-            starts = line_starts(data)
-        line = bisect.bisect_right(starts, start) - 1
-        _move(body[0], line, start - starts[line])
-        found.append(body[0])
+            except (SyntaxError, ValueError):
+                return None
+            if len(body) != 1 or not isinstance(body[0], (ast.Import, ast.ImportFrom)):
+                return None
+            if starts is None:
+                starts = line_starts(data)
+            line = bisect.bisect_right(starts, start) - 1
+            _move(body[0], line, start - starts[line])
+            found.append(body[0])
     return found
 
 

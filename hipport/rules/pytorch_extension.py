@@ -87,8 +87,9 @@ def _strings(node: ast.AST) -> Iterator[ast.Constant]:
 
 # A keyword argument: the name, then `=` (spaces, continuations or comments between), not the
 # word in prose or a comment. No `\b` before it: re would try the pattern at every byte.
+_SPACES = rb"(?:[\s\\]|#[^\n]*+)*+"  # between tokens: spaces, line continuations, comments
 _LINK_WORDS = tuple(sorted(k.encode() for k in _LINK_KEYWORDS))
-_LINK_TRIGGERS = (Guarded(regexes.compile(rb"(?:" + b"|".join(_LINK_WORDS) + rb")(?:[\s\\]|#[^\n]*+)*+=(?!=)"),
+_LINK_TRIGGERS = (Guarded(regexes.compile(rb"(?:" + b"|".join(_LINK_WORDS) + rb")" + _SPACES + rb"=(?!=)"),
                           _LINK_WORDS),)
 
 
@@ -261,16 +262,17 @@ def _gates(node: ast.AST, parents: dict) -> bool:
 # `version as ALIAS` whose `ALIAS.cuda` it reports too; or CUDA_HOME. Most Python files saying
 # `cuda` (torch.cuda, .cuda()) or `version` have none, and are spared the syntax tree: ast
 # takes about 150 bytes of memory and 2 µs a byte of source.
-_GAP = rb"(?:[\s\\)]|#[^\n]*+)*+"  # spaces, continuations, closing parentheses, comments
-_GATE_TRIGGERS = (Guarded(regexes.compile(rb"version" + _GAP + rb"(?:\.(?:[\s\\]|#[^\n]*+)*+cuda\b|as\b)"),
+_GAP = rb"(?:[\s\\)]|#[^\n]*+)*+"  # _SPACES, or closing parentheses: `(torch.version).cuda`
+_DOT_CUDA = rb"\." + _SPACES + rb"cuda\b"
+_GATE_TRIGGERS = (Guarded(regexes.compile(rb"version" + _GAP + rb"(?:" + _DOT_CUDA + rb"|as\b)"),
                           (b"version",)), b"CUDA_HOME")
-_VERSION_CUDA = regexes.compile(rb"version" + _GAP + rb"\.(?:[\s\\]|#[^\n]*+)*+cuda\b")
+_VERSION_CUDA = regexes.compile(rb"version" + _GAP + _DOT_CUDA)
 
 
 @lru_cache(maxsize=64)
 def _alias_cuda(alias: str) -> re.Pattern[bytes]:
     """`ALIAS.cuda`, for `from torch import version as ALIAS`."""
-    return regexes.compile(rb"\b" + re.escape(alias.encode()) + _GAP + rb"\.(?:[\s\\]|#[^\n]*+)*+cuda\b")
+    return regexes.compile(rb"\b" + re.escape(alias.encode()) + _GAP + _DOT_CUDA)
 
 
 def _may_gate(data: bytes, torch_names, version_names, home_names, ext_names) -> bool:
