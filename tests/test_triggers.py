@@ -341,6 +341,43 @@ def test_a_warp_comparison_or_macro_costs_no_parse():
     assert quoted(warp_size_constant_32(ctx)) == ["warp_size"]
 
 
+def test_a_warp_named_choice_read_whole_from_the_text_costs_no_parse():
+    """A warp-named initializer with `?:`, `&&` or `||` is read from the text where the text is
+    the whole of it (CUTLASS's `kWarpsInN = kIs2Sm ? 2 : 1;`), and a warp-named call on the
+    right of `=` or a `using` alias is no declarator: no tree. Where a `,` after a `<` or a
+    directive may leave the text short of the value, the tree decides."""
+    from hipport.rules.warp import warp_size_constant_32
+
+    for text in (b"template <bool kIs2Sm> struct S { static const int kWarpsInN = kIs2Sm ? 2 : 1; };\n",
+                 b"constexpr int kLaneLayout = kM > 4 && kN > 4 ? 2 : 1, kWarpGroups = kA || kB;\n",
+                 b"void f(int a, int b) { bool masked = warp_uniform(!((a > b) || (b < a))); }\n",
+                 b"using WarpTileIterator = typename cond<(kN < 8), A, B>::type;\n"):
+        ctx = ctx_of(text)
+        assert quoted(warp_size_constant_32(ctx)) == [], text
+        assert "tree" not in ctx.__dict__, text
+    for text in (b"template <int kWarpSize = B<1, 2>::v ? 1 : 2> struct T {};\n",
+                 b"constexpr int kWarpSize = c ?\n#if A\n 1\n#else\n 2\n#endif\n : 3;\n"):
+        ctx = ctx_of(text)
+        assert quoted(warp_size_constant_32(ctx)) == [] and "tree" in ctx.__dict__, text
+    for text, flagged in ((b"constexpr int kWarpSize = kIsX ? 32 : 32;\n", ["kWarpSize"]),
+                          (b"template <int kWarpSize = (N < 2) ? 32 : 32, int B = 1> struct T {};\n", ["kWarpSize"]),
+                          (b"int lanes = c ? 2 : 1; /* ; */ int kWarpWidth = (c > 0) ? 1 : 1;\n", [])):
+        assert quoted(warp_size_constant_32(ctx_of(text))) == flagged, text
+
+
+def test_a_warp_constant_past_a_comment_or_before_a_templates_close_is_flagged():
+    """The text of an initializer ends at a `;` or `,` in code, not in a comment, and a
+    template's last parameter's value is read up to its `>` as well as past it: either hid
+    these warp sizes from the pre-check, so no tree was asked."""
+    from hipport.rules.warp import warp_size_constant_32
+
+    for text in (b"constexpr int kWarpSize = 1 /* ; */ ? 32 : 64;\n",
+                 b"constexpr int kWarpSize = 32 /* ; */, kLanes = 2;\n",
+                 b"template <int kWarpSize = 32> struct X { int a; };\n",
+                 b"template <int kWarpSize = 32>\n__global__ void k(int* p) { *p = 1; }\n"):
+        assert quoted(warp_size_constant_32(ctx_of(text))) == ["kWarpSize"], text
+
+
 def test_float_tiles_of_several_kernels_cost_no_parse():
     """The text bounds each array by the element sizes its declaration names: transpose's six
     float tiles (25 KiB if they all added up) need no tree; a double2 tile over 64 KiB, or a

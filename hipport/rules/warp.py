@@ -371,27 +371,53 @@ _NAME_START = regexes.compile(rb"\w*\Z")
 _WORD = regexes.compile(rb"\w+")
 
 
-def _initializer_text(data: bytes, start: int) -> bytes:
+def _initializer_text(ctx, start: int) -> bytes:
     """An initializer's text from `start` (just past `=` or `(`) to where it ends: `;`, `,` or
-    `)` outside parentheses, or any brace. At worst a prefix of the initializer."""
-    depth, end = 0, len(data)
+    `)` outside parentheses, or any brace, in code (not in a comment or literal). At worst a
+    prefix of the initializer."""
+    return ctx.data[start:_initializer_end(ctx, start)]
+
+
+def _initializer_end(ctx, start: int) -> int:
+    data, lexed = ctx.data, ctx.lexed
+    depth = 0
     for d in _VALUE_END.finditer(data, start):
-        c = data[d.start()]
+        at = d.start()
+        if lexed.in_comment_or_string(at):
+            continue
+        c = data[at]
         if c == 0x28:  # (
             depth += 1
         elif c == 0x29 and depth > 0:  # )
             depth -= 1
         else:
-            end = d.start()
-            break
-    return data[start:end]
+            return at
+    return len(data)
+
+
+# A `,` ends an initializer's text early after a `<` (template arguments).
+_LESS = regexes.compile(rb"(?<!<)<(?![<=])")
+_GREATER = regexes.compile(rb"(?<![->])>(?![>=])")
+_USING = regexes.compile(rb"\busing\Z")
+
+
+def _whole_initializer(data: bytes, m: re.Match, end: int, text: bytes) -> bool:
+    """Whether `text`, ending at `end`, is the whole initializer of _WARP_DECLARATOR's match
+    `m`, as the tree's value node holds it (past spaces): it ends at `;`, at `)` (closing the
+    parentheses `m` opened or a parameter list), or at a `,` after `=` and no `<`."""
+    stop = data[end : end + 1]
+    if stop == b",":
+        return data[m.end() - 1] == 0x3D and _LESS.search(text) is None  # `=`
+    return stop in (b";", b")")
 
 
 def _may_flag_declarator(ctx, m: re.Match) -> bool:
     """Whether a _WARP_DECLARATOR match may be a declarator warp-size-constant-32 flags: its
-    value, read from the text, may be a warp constant. A prefix of the initializer with a
-    name no constant resolves makes the whole one unknown too, unless `?:`, `&&` or `||` can
-    decide without that name."""
+    name may be flagged and its value, read from the text, may be a warp constant. A prefix
+    of the initializer with a name no constant resolves makes the whole one unknown too,
+    unless `?:`, `&&` or `||` can decide without that name: where one follows, the text must
+    be the whole initializer (`kIs2Sm ? 2 : 1;`), or the tree decides. A template's last
+    parameter runs on past its `>` (`int kWarpSize = 32> struct X`): so does the text."""
     data = ctx.data
     if ctx.lexed.in_comment_or_string(m.start()) or data[m.end() - 1] == 0x7B:  # `{`: a list
         return False
@@ -400,14 +426,26 @@ def _may_flag_declarator(ctx, m: re.Match) -> bool:
     head = _NAME_START.search(data, max(0, m.start() - 64), m.start())
     name_start = head.start() if head else m.start()
     before = ctx.lexed.previous_code(name_start)
-    if data[before - 1 : before] in (b"*", b"&"):
-        return False  # `T *warp_ptr = ...`: a pointer or reference, which the rule never flags
-    text = _initializer_text(data, m.end())
-    if b"?" in text or b"&&" in text or b"||" in text:
-        return True
+    if data[before - 1 : before] in (b"*", b"&", b"=") or _USING.search(data, max(0, before - 6), before):
+        # `T *warp_ptr = ...`: a pointer or reference, which the rule never flags; `x = warp(...)`
+        # or `x = warp = ...`: an expression; `using WarpT = ...`: a type; none is a declarator
+        return False
     name = data[name_start : m.start()] + _WORD.match(data, m.start()).group()
     name = name.decode("latin-1")
-    return _warp_constant_name(name) and _warp_constant(name, sx.eval_int(ctx, text)) is not None
+    if not _warp_constant_name(name):
+        return False
+    end = _initializer_end(ctx, m.end())
+    text = data[m.end() : end]
+    if b"#" in text:
+        return True  # a directive within it: the value the tree reads is not this text
+    if not _whole_initializer(data, m, end, text):
+        semi = data.find(b";", end)
+        semi = len(data) if semi < 0 else semi
+        if any(data.find(op, m.end(), semi) >= 0 for op in (b"?", b"&&", b"||")):
+            return True
+    closer = _GREATER.search(text)
+    values = (text, text[: closer.start()]) if closer else (text,)
+    return any(_warp_constant(name, sx.eval_int(ctx, value)) is not None for value in values)
 
 
 # Every name _warp_constant_name accepts holds one of these (lower-cased).
@@ -962,7 +1000,7 @@ def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
     for at in starts:
         init = _INITIALIZED.match(data, at)
         if init is not None and ctx.lexed.in_plain_code(at) \
-                and _may_be_full32(ctx, _initializer_text(data, init.end())) and _may_be_const(ctx, at):
+                and _may_be_full32(ctx, _initializer_text(ctx, init.end())) and _may_be_const(ctx, at):
             return True
     return False
 
