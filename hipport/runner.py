@@ -89,7 +89,7 @@ class Outcome(NamedTuple):
     data: bytes | None = None  # the ported bytes, for --stdout
     diff: str = ""  # for --diff
     # (the input's stat, the output's stat or None) when the input's stat is settled: what
-    # the run's entry keeps (see _Tree)
+    # the run's entries keep (see _Tree)
     stamp: tuple | None = None
 
 
@@ -152,7 +152,7 @@ def _refuse_rename_collisions(root: Path, files: list[InputFile], renamed: froze
 
 def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None) -> Iterator[Outcome]:
     """Every job's outcome, in job order. A run whose files all have the stats the run before
-    left them with is served whole by one cache entry (_Tree); otherwise this process reads the
+    left them with is served whole by a few cache entries (_Tree); otherwise this process reads the
     files and serves those the cache holds (one query per batch), so a warm run starts no
     worker; the files the cache lacks are ported here, or by `workers` processes when there
     are many files."""
@@ -413,7 +413,7 @@ def _read(job: Job, cache: Cache, before: int | None,
 def _large(job: Job, head: bytes, st: os.stat_result, before: int | None) -> Outcome:
     """A file too large to port (`head`: its first bytes): skipped, and with -o copied as it
     is without being read into memory (emit.copy_large). Its stamp lets the next run's
-    whole-tree entry (_Tree) answer for it without opening it."""
+    whole-tree entries (_Tree) answer for it without opening it."""
     from hipport.pipeline import unread_result
 
     f = job.file
@@ -521,20 +521,26 @@ def _stamp(r: _Read, output: tuple | None) -> tuple[bytes, bytes]:
 
 
 class _Tree:
-    """One cache entry for a whole run: every ported file's input stat, output stat and record,
-    under a key of the run's files and where they go. A warm run whose inputs and outputs all
-    have those stats (and are settled) is served by that one lookup, with the checks of
-    _needs_no_bytes; any file that differs sends the run through the per-file stamps and
-    entries, after which the entry is written anew. Per file, serving from stamps costs two
-    lookups and loads the file's splices, which a run that writes nothing has no use for."""
+    """The cache entries of a whole run, PART files each: every ported file's input stat,
+    output stat and record, under keys of the run's files and where they go. A warm run whose
+    inputs and outputs all have those stats (and are settled) is served by those few lookups,
+    with the checks of _needs_no_bytes; any file that differs sends the run through the
+    per-file stamps and entries, after which the entries are written anew. Per file, serving
+    from stamps costs two lookups and loads the file's splices, which a run that writes
+    nothing has no use for. Each file is checked against its own stats, so parts written by
+    different runs serve nothing stale."""
     MODES = (OUT, IN_PLACE, DRY_RUN)  # where a file known by its stat may need no bytes
+    # Files an entry holds at most: one entry for a tree of 51,000 files was 45 MB, held three
+    # times over while it was written (its values, marshal's bytes, the sealed copy).
+    PART = 2048
 
     def __init__(self, cache: Cache, jobs: list[Job]) -> None:
         self.cache, self.jobs, self.served = cache, jobs, False
         self.ported = [i for i, job in enumerate(jobs) if not _passed_over(job.file)]
         first = jobs[0]
         files = [(jobs[i].file.where, jobs[i].file.rel) for i in self.ported]
-        self.key = cache.key(marshal.dumps((first.mode, str(first.out_root), files)), "\0tree")
+        tree = marshal.dumps((first.mode, str(first.out_root), files))
+        self.keys = [cache.key(tree, f"\0tree {start}") for start in range(0, len(self.ported), self.PART)]
 
     @classmethod
     def of(cls, jobs: list[Job]) -> _Tree | None:
@@ -544,35 +550,40 @@ class _Tree:
         return cls(cache, jobs) if cache.on else None
 
     def serve(self) -> list[Outcome] | None:
-        """Every job's outcome, when the entry still holds for every ported file; else None."""
-        entry = None if self.cache.known_empty else self.cache.get(self.key)
-        try:
-            inputs, outputs, packed = entry
-            if not len(inputs) == len(outputs) == len(packed) == len(self.ported):
-                return None
-            before = settled_before()
-            outcomes: list[Outcome | None] = [None] * len(self.jobs)
-            for i, known, output, values in zip(self.ported, inputs, outputs, packed):
-                job = self.jobs[i]
-                st = _stat(job.file.where)
-                if st is None or not settled(st, before) or _stat_values(st) != known:
-                    return None
-                record = results.unpack(values)
-                if not _needs_no_bytes(job, st, record, output):
-                    return None
-                outcomes[i] = Outcome(record, stamp=(known, output))
-        except (TypeError, ValueError, KeyError):  # none, or not this shape: a miss
+        """Every job's outcome, when the entries still hold for every ported file; else None."""
+        if self.cache.known_empty or not self.keys:
             return None
+        before = settled_before()
+        outcomes: list[Outcome | None] = [None] * len(self.jobs)
+        for n, key in enumerate(self.keys):
+            part = self.ported[n * self.PART : (n + 1) * self.PART]
+            try:
+                inputs, outputs, packed = self.cache.get(key)
+                if not len(inputs) == len(outputs) == len(packed) == len(part):
+                    return None
+                for i, known, output, values in zip(part, inputs, outputs, packed):
+                    job = self.jobs[i]
+                    st = _stat(job.file.where)
+                    if st is None or not settled(st, before) or _stat_values(st) != known:
+                        return None
+                    record = results.unpack(values)
+                    if not _needs_no_bytes(job, st, record, output):
+                        return None
+                    outcomes[i] = Outcome(record, stamp=(known, output))
+            except (TypeError, ValueError, KeyError):  # none, or not this shape: a miss
+                return None
         self.served = True
         return [outcome or _unported(job) for outcome, job in zip(outcomes, self.jobs)]
 
     def keep(self, outcomes: list[Outcome]) -> None:
-        """The entry for the next run, when every ported file left a stamp."""
+        """The entries for the next run, when every ported file left a stamp: one write each."""
         stamps = [outcomes[i].stamp for i in self.ported]
         if self.served or not stamps or any(s is None for s in stamps):
             return
-        self.cache.put(self.key, (tuple(s[0] for s in stamps), tuple(s[1] for s in stamps),
-                                  tuple(results.pack(outcomes[i].record) for i in self.ported)))
+        for n, key in enumerate(self.keys):
+            part = range(n * self.PART, min(len(stamps), (n + 1) * self.PART))
+            self.cache.put(key, (tuple(stamps[k][0] for k in part), tuple(stamps[k][1] for k in part),
+                                 tuple(results.pack(outcomes[self.ported[k]].record) for k in part)))
 
 
 def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:
