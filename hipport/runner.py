@@ -152,10 +152,10 @@ def _refuse_rename_collisions(root: Path, files: list[InputFile], renamed: froze
 
 def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None) -> Iterator[Outcome]:
     """Every job's outcome, in job order. A run whose files all have the stats the run before
-    left them with is served whole by a few cache entries (_Tree); otherwise this process reads the
-    files and serves those the cache holds (one query per batch), so a warm run starts no
-    worker; the files the cache lacks are ported here, or by `workers` processes when there
-    are many files."""
+    left them with is served whole by a few cache entries (_Tree); otherwise this process
+    reads the files and serves those the cache holds (one query per batch), so a warm run
+    starts no worker; the files the cache lacks are ported here, or by `workers` processes
+    when there are many files."""
     tree = _Tree.of(jobs)
     served = tree.serve() if tree is not None else None
     if served is not None:

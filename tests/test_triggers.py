@@ -356,6 +356,7 @@ def test_a_warp_named_choice_read_whole_from_the_text_costs_no_parse():
         assert quoted(warp_size_constant_32(ctx)) == [], text
         assert "tree" not in ctx.__dict__, text
     for text in (b"template <int kWarpSize = B<1, 2>::v ? 1 : 2> struct T {};\n",
+                 b"int kWarpSize = f<1, /* ; */ 2>(3) ? 1 : 2;\n",  # the choice past a `;` in a comment
                  b"constexpr int kWarpSize = c ?\n#if A\n 1\n#else\n 2\n#endif\n : 3;\n"):
         ctx = ctx_of(text)
         assert quoted(warp_size_constant_32(ctx)) == [] and "tree" in ctx.__dict__, text

@@ -395,10 +395,20 @@ def _initializer_end(ctx, start: int) -> int:
     return len(data)
 
 
-# A `,` ends an initializer's text early after a `<` (template arguments).
+# A lone `<` before the `,` that ended an initializer's text: template arguments, whose comma
+# ends it early. A lone `>` in the text may close a template's parameters: the text up to it
+# is a value too. `using` before a name: an alias (`using WarpT = ...`), no variable.
 _LESS = regexes.compile(rb"(?<!<)<(?![<=])")
 _GREATER = regexes.compile(rb"(?<![->])>(?![>=])")
 _USING = regexes.compile(rb"\busing\Z")
+
+
+def _statement_end(ctx, start: int) -> int:
+    """The first `;` in code from `start` (the file's end without one)."""
+    at = ctx.data.find(b";", start)
+    while at >= 0 and ctx.lexed.in_comment_or_string(at):
+        at = ctx.data.find(b";", at + 1)
+    return len(ctx.data) if at < 0 else at
 
 
 def _whole_initializer(data: bytes, m: re.Match, end: int, text: bytes) -> bool:
@@ -416,8 +426,9 @@ def _may_flag_declarator(ctx, m: re.Match) -> bool:
     name may be flagged and its value, read from the text, may be a warp constant. A prefix
     of the initializer with a name no constant resolves makes the whole one unknown too,
     unless `?:`, `&&` or `||` can decide without that name: where one follows, the text must
-    be the whole initializer (`kIs2Sm ? 2 : 1;`), or the tree decides. A template's last
-    parameter runs on past its `>` (`int kWarpSize = 32> struct X`): so does the text."""
+    be the whole initializer (`kIs2Sm ? 2 : 1;`), or the tree decides. The text of a
+    template's last parameter runs on past its `>` (`int kWarpSize = 32> struct X`): the
+    value up to that `>` counts too."""
     data = ctx.data
     if ctx.lexed.in_comment_or_string(m.start()) or data[m.end() - 1] == 0x7B:  # `{`: a list
         return False
@@ -439,8 +450,7 @@ def _may_flag_declarator(ctx, m: re.Match) -> bool:
     if b"#" in text:
         return True  # a directive within it: the value the tree reads is not this text
     if not _whole_initializer(data, m, end, text):
-        semi = data.find(b";", end)
-        semi = len(data) if semi < 0 else semi
+        semi = _statement_end(ctx, end)
         if any(data.find(op, m.end(), semi) >= 0 for op in (b"?", b"&&", b"||")):
             return True
     closer = _GREATER.search(text)
