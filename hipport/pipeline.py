@@ -152,7 +152,12 @@ def _port_build(data: bytes, base: dict, kind: str, ctx, settings: Settings, ren
     src = ctx.source
     try:
         rewrite = importlib.import_module(f"hipport.rewrite.{BUILD_REWRITERS[kind]}").rewrite
-        done = rewrite(data, base["source"], settings, renamed, ctx.mappings.target_hip)
+        shared = {}
+        if kind == "setup.py":  # the rules' parse and walk serve the rewriter too
+            from hipport.rules.build_flags import python_syntax  # noqa: PLC0415 - a rule module's
+
+            shared["syntax"] = python_syntax(ctx)
+        done = rewrite(data, base["source"], settings, renamed, ctx.mappings.target_hip, **shared)
         edits = shell.drop_overlaps(done.edits)
         spliced = splices(edits)
         new = splice(data, spliced)

@@ -39,12 +39,17 @@ _HIP_NAMES = frozenset({"IS_HIP_EXTENSION", "ROCM_HOME"})
 
 
 class _Module:
-    def __init__(self, data: bytes, tree: ast.Module):
+    def __init__(self, data: bytes, tree: ast.Module, syntax: tuple | None = None):
         self.data = data
         self.tree = tree
-        self.span = pyast.spans(data)  # node -> (start, end) byte offsets
+        # every node in ast.walk's order, node -> parent, node -> (start, end) byte offsets:
+        # the rules' (build_flags.python_syntax), else found here (_index)
+        self.nodes: list[ast.AST] | None = None
         self.parents: dict = {}
-        self.nodes: list[ast.AST] = []  # every node, in ast.walk's order
+        if syntax is not None:
+            _, self.nodes, self.parents, self.span = syntax
+        else:
+            self.span = pyast.spans(data)
         self.bindings: dict[str, list[ast.AST]] = {}  # name -> values given to it
         self.adds: dict[str, list[tuple[ast.AST, ast.Call | None]]] = {}
         self.functions: dict[str, ast.FunctionDef] = {}
@@ -62,7 +67,8 @@ def _target_key(node: ast.AST) -> str | None:
 
 
 def _index(mod: _Module) -> None:
-    mod.nodes = pyast.nodes(mod.tree, mod.parents)
+    if mod.nodes is None:
+        mod.nodes = pyast.nodes(mod.tree, mod.parents)
     for node in mod.nodes:
         if isinstance(node, ast.FunctionDef):
             mod.functions.setdefault(node.name, node)
@@ -320,23 +326,31 @@ class _Editor:
 # the rewriter
 
 
-def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
+def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int],
+            syntax: tuple | None = None) -> Rewritten:
+    """The edits that port a setup.py. `syntax`: its tree, nodes, parents and spans as the
+    rules read them (build_flags.python_syntax), so that one parse and one walk serve both."""
     try:
-        return _rewrite(data, rel, settings, renamed, target)
+        return _rewrite(data, rel, settings, renamed, target, syntax)
     except RecursionError:  # thousands of `+` in one value: deeper than parsing or following it can go
         out = Rewritten()
         out.note(0, "setup.py nests deeper than it can be followed (RecursionError): left unchanged")
         return out
 
 
-def _rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
+def _rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int],
+             syntax: tuple | None) -> Rewritten:
     out = Rewritten()
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError) as exc:
-        out.note(0, f"setup.py does not parse as Python 3 ({type(exc).__name__}): left unchanged")
-        return out
-    mod = _Module(data, tree)
+    if syntax is None or syntax[0] is None:  # not read yet, or it did not parse: ast says why
+        syntax = None
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError) as exc:
+            out.note(0, f"setup.py does not parse as Python 3 ({type(exc).__name__}): left unchanged")
+            return out
+    else:
+        tree = syntax[0]
+    mod = _Module(data, tree, syntax)
     _index(mod)
     editor = _Editor(mod, out)
     for key, value in _keyword_values(mod):

@@ -172,10 +172,20 @@ def python_tree(ctx) -> ast.AST | None:
     return sx.memo(ctx, "build_flags.python_tree", lambda c: parse_python(c.data))
 
 
+def python_syntax(ctx) -> tuple:
+    """(tree, its nodes in ast.walk's order, each node's parent, python_span) of the file, from
+    one parse and one walk (parse/python.py says why): the rules and the setup.py rewriter
+    share them (callers must not modify them). No tree and no nodes where it does not parse."""
+    def compute(c):
+        tree, parents = python_tree(c), {}
+        return tree, _walk(tree, parents), parents, python_span(c)
+    return sx.memo(ctx, "build_flags.python_syntax", compute)
+
+
 def python_nodes(ctx, *types: type) -> list:
-    """The file's syntax-tree nodes (of those types, if given), in ast.walk's order, from one
-    walk per file (parse/python.py says why); none when it does not parse."""
-    every = sx.memo(ctx, "build_flags.python_nodes", lambda c: _walk(python_tree(c)))
+    """The file's syntax-tree nodes (of those types, if given), in ast.walk's order
+    (python_syntax); none when it does not parse."""
+    every = python_syntax(ctx)[1]
     if not types:
         return every
     return sx.memo(ctx, ("build_flags.python_nodes", types),
@@ -202,12 +212,8 @@ def python_span(ctx):
 
 
 def python_parents(ctx) -> dict:
-    """Each node of the file's syntax tree -> the node holding it."""
-    def compute(c):
-        parents: dict = {}
-        _walk(python_tree(c), parents)
-        return parents
-    return sx.memo(ctx, "build_flags.python_parents", compute)
+    """Each node of the file's syntax tree -> the node holding it (python_syntax)."""
+    return python_syntax(ctx)[2]
 
 
 def _walk(tree: ast.AST | None, parents: dict | None = None) -> list:
