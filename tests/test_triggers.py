@@ -26,6 +26,14 @@ def ctx_of(text: bytes, name: str = "k.cu"):
     return context_for(text, name, file_kind(name), Settings())
 
 
+def hits_without_tree(rule, text: bytes, name: str = "k.cu") -> list:
+    """The rule's hits on `text`, which it must find without parsing the file."""
+    ctx = ctx_of(text, name)
+    hits = list(rule(ctx))
+    assert "tree" not in ctx.__dict__, text
+    return hits
+
+
 def quoted(hits) -> list[str]:
     """What each hit's message quotes first (the flagged name or text)."""
     return [h.message.split("`")[1] for h in hits]
@@ -223,8 +231,7 @@ def test_lane_math_in_host_code_or_prose_costs_no_parse():
             b"int warps(int threads) { return threads / 32; }\n"
             b"int main() { int tid = 3; if (tid) { return (tid & 31) + warps(64); } return 0; }\n"
             b"#define HALF(n) ((n) >> 5)\n")
-    ctx = ctx_of(host)
-    assert list(lane_arithmetic_with_32(ctx)) == [] and "tree" not in ctx.__dict__
+    assert hits_without_tree(lane_arithmetic_with_32, host) == []
     # in a kernel, at file scope, in a lambda of unknown kind: the tree decides, and flags
     for text in (b"__global__ void k(int* o) { o[0] = threadIdx.x % 32; }\n",
                  b"const int lane = tid % 32;\n",
@@ -243,8 +250,7 @@ def test_lane_math_on_what_names_no_thread_costs_no_parse():
 
     for text in (b"template <int N> __device__ int f() { if constexpr (N % 32 == 0) { return 1; } return N & 31; }\n",
                  b"__device__ int g(int rows) { return rows / 32 + (rows >> 5); }\n"):
-        ctx = ctx_of(text)
-        assert list(lane_arithmetic_with_32(ctx)) == [] and "tree" not in ctx.__dict__, text
+        assert hits_without_tree(lane_arithmetic_with_32, text) == [], text
     for text, flagged in ((b"__device__ int f(int lane_id) { return lane_id % 32; }\n", 1),
                           (b"__device__ int f(int x) { int t = threadIdx.x; return (t & 31) + x % 32; }\n", 1),
                           (b"__device__ int f(int nthreads) { return nthreads / 32; }\n", 1),
@@ -260,8 +266,7 @@ def test_lane_shift_in_host_code_costs_no_parse():
     host = (b"#define BIT(lane) (1u << (lane))\n"
             b"unsigned mask(int lane) { return 1u << lane; }  // 1u << lane in a kernel: flagged\n"
             b"int main() { std::cout << mask(3); return 0; }\n")
-    ctx = ctx_of(host)
-    assert list(lane_bit_shift_32(ctx)) == [] and "tree" not in ctx.__dict__
+    assert hits_without_tree(lane_bit_shift_32, host) == []
     device = ctx_of(b"__device__ unsigned lt(int lane) { return (1u << lane) - 1; }\n")
     assert quoted(lane_bit_shift_32(device)) == ["1u << lane"]
     # device code whose shifts count no lane: `lane` elsewhere only (volumeRender's kernels)
@@ -285,8 +290,7 @@ def test_a_shift_of_a_lane_not_by_one_costs_no_parse():
     for text in (b"__device__ int f(int laneId, int s) { return g(laneId << s, laneId); }\n",
                  b"__device__ int f(int laneId, int s) { return (laneId % N_LANES) << s + laneId; }\n",
                  b"__device__ int f(int* a, int lane) { return a[0] << lane; }\n"):
-        ctx = ctx_of(text)
-        assert list(lane_bit_shift_32(ctx)) == [] and "tree" not in ctx.__dict__, text
+        assert hits_without_tree(lane_bit_shift_32, text) == [], text
     for left in (b"1u", b"(1U)", b"~0u", b"-1", b"(unsigned)-1", b"0xffffffff", b"0xFFFFFFFFu",
                  b"1 /* one */", b"(unsigned)(1)", b"0xffff'ffffu"):
         text = b"__device__ unsigned f(int lane) { return " + left + b" << lane; }\n"
@@ -334,9 +338,7 @@ def test_a_warp_comparison_or_macro_costs_no_parse():
             (b"#define LOG2_WARP_SIZE 5U\n#define WARP_SIZE (1U << LOG2_WARP_SIZE)\n", ["LOG2_WARP_SIZE", "WARP_SIZE"]),
             (b"__global__ void k(int* o) { int warp_id = threadIdx.x / warpSize;\n"
              b"  if (warp_id == 0 && o) o[0] = 1; }\n", [])):
-        ctx = ctx_of(text)
-        assert quoted(warp_size_constant_32(ctx)) == flagged
-        assert "tree" not in ctx.__dict__, text
+        assert quoted(hits_without_tree(warp_size_constant_32, text)) == flagged
     ctx = ctx_of(b"int main() { int devID, warp_size = 32; return devID + warp_size; }\n")
     assert quoted(warp_size_constant_32(ctx)) == ["warp_size"]
 
@@ -352,9 +354,7 @@ def test_a_warp_named_choice_read_whole_from_the_text_costs_no_parse():
                  b"constexpr int kLaneLayout = kM > 4 && kN > 4 ? 2 : 1, kWarpGroups = kA || kB;\n",
                  b"void f(int a, int b) { bool masked = warp_uniform(!((a > b) || (b < a))); }\n",
                  b"using WarpTileIterator = typename cond<(kN < 8), A, B>::type;\n"):
-        ctx = ctx_of(text)
-        assert quoted(warp_size_constant_32(ctx)) == [], text
-        assert "tree" not in ctx.__dict__, text
+        assert hits_without_tree(warp_size_constant_32, text) == []
     for text in (b"template <int kWarpSize = B<1, 2>::v ? 1 : 2> struct T {};\n",
                  b"int kWarpSize = f<1, /* ; */ 2>(3) ? 1 : 2;\n",  # the choice past a `;` in a comment
                  b"constexpr int kWarpSize = c ?\n#if A\n 1\n#else\n 2\n#endif\n : 3;\n"):
@@ -387,8 +387,7 @@ def test_float_tiles_of_several_kernels_cost_no_parse():
 
     tiles = b"".join(b"__global__ void k%d(float* o) { __shared__ float tile[64][65]; o[0] = tile[0][0]; }\n" % i
                      for i in range(3))
-    ctx = ctx_of(tiles)
-    assert list(static_shared_memory_over_64k(ctx)) == [] and "tree" not in ctx.__dict__
+    assert hits_without_tree(static_shared_memory_over_64k, tiles) == []
     for big in (b"__global__ void k(double2* o) { __shared__ double2 tile[64][65]; o[0] = tile[0][0]; }\n",
                 b"__global__ void k(double2* o) { double2 __shared__ tile[64][65]; o[0] = tile[0][0]; }\n"):
         ctx = ctx_of(big)
@@ -408,8 +407,7 @@ def test_a_shuffle_without_16_costs_no_parse():
                  b"__device__ int f(int v) { for (int i = 1; i < 32; i *= 2) { v += i; } return __shfl_sync(~0u, v, 0); }\n",
                  b"void h(std::vector<int>& xs) { for (int x : xs) g(x); }\n"
                  b"__device__ int f(int v) { return __shfl_sync(~0u, v, 0); }\n"):
-        ctx = ctx_of(text)
-        assert list(shuffle_reduction_from_16(ctx)) == [] and "tree" not in ctx.__dict__, text
+        assert hits_without_tree(shuffle_reduction_from_16, text) == [], text
     for text in (b"__device__ int f(int v) { for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(~0u, v, o); return v; }\n",
                  b"__device__ int f(int v) { for (int o(8 * 2); o > 0; o >>= 1) v += __shfl_xor(v, o); return v; }\n",
                  b"__device__ int f(int v) { for (int o = 1; o < 32; o <<= 1) v += __shfl_up_sync(~0u, v, o); return v; }\n",
@@ -446,8 +444,7 @@ def test_a_mask_assignment_costs_no_parse():
                  # after a control statement's block (cuda-samples' EGL output sample)
                  b"const int n = 1;\nint f(int g) { int mask; if (g > n) { g = n; } mask = -(g & 1); return mask; }\n",
                  b"const int n = 1;\nint f(int g) { int mask; for (;;) { break; } mask = ~0u; return mask; }\n"):
-        ctx = ctx_of(text)
-        assert list(full_warp_mask_32_bit(ctx)) == [] and "tree" not in ctx.__dict__, text
+        assert hits_without_tree(full_warp_mask_32_bit, text) == [], text
     for text in (b"__global__ void k(int* o) { const unsigned mask = ~0u; o[0] = mask; }\n",
                  b"__global__ void k(int* o) { constexpr unsigned mask = 0xffffffff; o[0] = mask; }\n"):
         ctx = ctx_of(text)
@@ -463,9 +460,8 @@ def test_a_mask_macro_costs_no_parse():
     mask-named declaration outside directives leaves nothing to the tree."""
     from hipport.rules.warp import full_warp_mask_32_bit
 
-    ctx = ctx_of(b"#define ZFAST_MASK  ((1 << ZFAST_BITS) - 1)\nstatic const int bits = 9;\n"
-                 b"int f(int c) { return c & ZFAST_MASK; }\n")
-    assert list(full_warp_mask_32_bit(ctx)) == [] and "tree" not in ctx.__dict__
+    assert hits_without_tree(full_warp_mask_32_bit, b"#define ZFAST_MASK  ((1 << ZFAST_BITS) - 1)\n"
+                             b"static const int bits = 9;\nint f(int c) { return c & ZFAST_MASK; }\n") == []
     ctx = ctx_of(b"#define FULL_MASK (0xffffffff)\nconst int n = 1;\n"
                  b"__global__ void k(int* o) { o[0] = __shfl_sync(FULL_MASK, o[1], 0) + n; }\n")
     assert quoted(full_warp_mask_32_bit(ctx)) == ["FULL_MASK"]
