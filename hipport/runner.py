@@ -556,7 +556,7 @@ class _Tree:
         before = settled_before()
         outcomes: list[Outcome | None] = [None] * len(self.jobs)
         for n, key in enumerate(self.keys):
-            part = self.ported[n * self.PART : (n + 1) * self.PART]
+            part = self.ported[self._part(n)]
             try:
                 inputs, outputs, packed = self.cache.get(key)
                 if not len(inputs) == len(outputs) == len(packed) == len(part):
@@ -581,9 +581,13 @@ class _Tree:
         if self.served or not stamps or any(s is None for s in stamps):
             return
         for n, key in enumerate(self.keys):
-            part = range(n * self.PART, min(len(stamps), (n + 1) * self.PART))
-            self.cache.put(key, (tuple(stamps[k][0] for k in part), tuple(stamps[k][1] for k in part),
-                                 tuple(results.pack(outcomes[self.ported[k]].record) for k in part)))
+            part = self._part(n)
+            self.cache.put(key, (tuple(s[0] for s in stamps[part]), tuple(s[1] for s in stamps[part]),
+                                 tuple(results.pack(outcomes[i].record) for i in self.ported[part])))
+
+    def _part(self, n: int) -> slice:
+        """Entry n's files, of the ported files in job order."""
+        return slice(n * self.PART, (n + 1) * self.PART)
 
 
 def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:

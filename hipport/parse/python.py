@@ -64,10 +64,11 @@ def line_starts(data: bytes) -> list[int]:
     return starts
 
 
-def spans(data: bytes) -> Callable[[ast.AST], tuple[int, int]]:
+def spans(data: bytes, starts: list[int] | None = None) -> Callable[[ast.AST], tuple[int, int]]:
     """What gives a node of `data`'s tree its byte span: the tree counts lines as Python's
-    tokenizer does and columns in UTF-8 bytes (line_starts)."""
-    starts = line_starts(data)
+    tokenizer does and columns in UTF-8 bytes (line_starts, unless `starts` are they)."""
+    if starts is None:
+        starts = line_starts(data)
 
     def span(node: ast.AST) -> tuple[int, int]:
         return (starts[node.lineno - 1] + node.col_offset,

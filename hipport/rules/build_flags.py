@@ -205,10 +205,16 @@ def python_imports(ctx) -> list:
     return sx.memo(ctx, "build_flags.python_imports", compute)
 
 
+def python_line_starts(ctx) -> list[int]:
+    """Where each line of the file starts, as Python counts lines (parse/python.line_starts),
+    once per file."""
+    return sx.memo(ctx, "build_flags.python_line_starts", lambda c: pyast.line_starts(c.data))
+
+
 def python_span(ctx):
     """What gives a node of the file's syntax tree its byte span (parse/python.spans), once per
     file."""
-    return sx.memo(ctx, "build_flags.python_span", lambda c: pyast.spans(c.data))
+    return sx.memo(ctx, "build_flags.python_span", lambda c: pyast.spans(c.data, python_line_starts(c)))
 
 
 def python_parents(ctx) -> dict:
@@ -227,14 +233,13 @@ def python_string_tokens(ctx) -> list[tuple[int, bytes]]:
 
 def _python_build_strings(ctx) -> list[tuple[int, bytes]]:
     """The string literals that count as build text: those outside ROCm-split constructs."""
-    data = ctx.data
     split = rocm_split_lines(ctx)
     if not split:
         return python_string_tokens(ctx)
-    newlines = [m.start() for m in re.finditer(rb"\n", data)]
+    starts = python_line_starts(ctx)  # lines as the tree's `lineno` counts them
     out = []
     for base, raw in python_string_tokens(ctx):
-        line = bisect.bisect_left(newlines, base) + 1
+        line = bisect.bisect_right(starts, base)
         if not any(a <= line <= b for a, b in split):
             out.append((base, raw))  # else in an `if <ROCm test>:` construct: already split
     return out

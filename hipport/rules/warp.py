@@ -25,7 +25,8 @@ _THREAD_NAMES = (r"lane(?:_?id|_?idx|_?index)?|l(?:ane)?id|tid[xyz]?|t_?idx|thre
                  r"local_?(?:id|idx|tid)|ltid|gtid|gid|global_?(?:id|idx|tid)")
 _THREAD_NAME = regexes.compile(r"(?:" + _THREAD_NAMES + r")\Z", re.I)
 # Names of compile-time block-size constants: BLOCK_SIZE / 32 is "warps per block".
-_BLOCK_NAME = regexes.compile(r"(?:block|threads|cta|tpb|nthreads|num_threads)", re.I)
+_BLOCK_WORDS = ("block", "threads", "cta", "tpb")  # in any case (nthreads, num_threads, blockDim)
+_BLOCK_NAME = regexes.compile("|".join(_BLOCK_WORDS), re.I)
 _WARP_NAME = regexes.compile(r"warp|wavefront|wave_?size|lanes?_per|threads_per_warp", re.I)
 _MASK_NAME = regexes.compile(r"mask", re.I)
 # `lane` in a name, but not in `plane` (GL_CLIP_PLANE0, plane_index): a plane is no lane.
@@ -281,13 +282,12 @@ def _lane_math_may_count(ctx) -> bool:
     lowered = _lowered(ctx)
     if _THREAD_WORDS.search(lowered) is not None:
         return True
-    return any(counted) and any(w in lowered for w in _BLOCK_WORDS)
+    return any(counted) and any(w.encode() in lowered for w in _BLOCK_WORDS)
 
 
-# A thread's words in the lower-cased text (the names in any case); a block size's: what
-# _BLOCK_NAME looks for, and `blockDim`.
+# A thread's words in the lower-cased text (the names in any case); a block size's are
+# _BLOCK_WORDS.
 _THREAD_WORDS = regexes.compile((r"\b(?:threadidx|thread_rank|__lane_id|" + _THREAD_NAMES + r")\b").encode())
-_BLOCK_WORDS = (b"block", b"threads", b"cta", b"tpb")
 
 
 def _code_matches(ctx, pattern):
@@ -403,14 +403,6 @@ _GREATER = regexes.compile(rb"(?<![->])>(?![>=])")
 _USING = regexes.compile(rb"\busing\Z")
 
 
-def _statement_end(ctx, start: int) -> int:
-    """The first `;` in code from `start` (the file's end without one)."""
-    at = ctx.data.find(b";", start)
-    while at >= 0 and ctx.lexed.in_comment_or_string(at):
-        at = ctx.data.find(b";", at + 1)
-    return len(ctx.data) if at < 0 else at
-
-
 def _whole_initializer(data: bytes, m: re.Match, end: int, text: bytes) -> bool:
     """Whether `text`, ending at `end`, is the whole initializer of _WARP_DECLARATOR's match
     `m`, as the tree's value node holds it (past spaces): it ends at `;`, at `)` (closing the
@@ -450,7 +442,8 @@ def _may_flag_declarator(ctx, m: re.Match) -> bool:
     if b"#" in text:
         return True  # a directive within it: the value the tree reads is not this text
     if not _whole_initializer(data, m, end, text):
-        semi = _statement_end(ctx, end)
+        semi = ctx.lexed.find_in_code(b";", end)
+        semi = len(data) if semi < 0 else semi
         if any(data.find(op, m.end(), semi) >= 0 for op in (b"?", b"&&", b"||")):
             return True
     closer = _GREATER.search(text)
