@@ -151,3 +151,50 @@ def test_saving_with_nothing_new_asks_nothing_of_the_file_system(store, monkeypa
     monkeypatch.setattr(regexes, "_places", lambda: pytest.fail("looked for the stored file"))
     for _ in range(3):
         regexes.save()
+
+
+_PARSED_ON_LOADING = """
+import os, sys
+from re import _compiler
+from hipport import regexes
+from hipport.locations import copy_places
+
+regexes._places = lambda: copy_places(sys.argv[1], "regexes")
+sys.dont_write_bytecode = False
+package = os.path.dirname(os.path.realpath(regexes.__file__))
+parsed = []
+compile_code = _compiler.compile
+
+
+def spy(pattern, flags=0):  # what re.compile calls for a pattern its own cache lacks
+    frame = sys._getframe(1)
+    while frame.f_code.co_filename.endswith(("re/__init__.py", "regexes.py")):
+        frame = frame.f_back
+    if frame.f_code.co_filename.startswith(package):
+        parsed.append(f"{frame.f_code.co_filename[len(package):]}:{frame.f_lineno} {pattern!r}")
+    return compile_code(pattern, flags)
+
+
+_compiler.compile = spy
+import hipport.cli, hipport.runner
+from hipport.config import Settings
+from hipport.loaders import prepare
+
+prepare(Settings())
+print("\\n".join(parsed))
+"""
+
+
+def test_a_process_after_the_first_parses_no_pattern_as_it_loads_the_rules_and_tables(tmp_path):
+    # Every pattern hipport's modules make as they load comes from the store (regexes.compile):
+    # one made with re.compile is parsed again by every process and -j worker.
+    import os
+    import subprocess
+
+    run = [sys.executable, "-c", _PARSED_ON_LOADING, str(tmp_path / "package")]
+    env = dict(os.environ, HIPPORT_CACHE_DIR=str(tmp_path / "cache"))
+    root = Path(__file__).resolve().parents[1]
+    first = subprocess.run(run, capture_output=True, text=True, env=env, cwd=root, check=True)
+    assert first.stdout.strip(), "the first process parsed nothing: the spy saw no pattern"
+    again = subprocess.run(run, capture_output=True, text=True, env=env, cwd=root, check=True)
+    assert again.stdout.strip() == ""

@@ -13,9 +13,10 @@ import re
 import warnings
 from typing import Callable
 
+from hipport import regexes
 from hipport.source import bom_length, newline_starts
 
-_NEWLINE = re.compile(rb"\r\n|\r|\n")  # what Python's tokenizer takes for a line's end
+_NEWLINE = regexes.compile(rb"\r\n|\r|\n")  # what Python's tokenizer takes for a line's end
 
 
 def nodes(tree: ast.AST, parents: dict | None = None) -> list[ast.AST]:
@@ -86,9 +87,9 @@ def spans(data: bytes, starts: list[int] | None = None) -> Callable[[ast.AST], t
 _BREAK = rb"\\(?:\r\n|\r|\n)"  # a backslash continuing the line
 _STRING = (rb"'''(?:[^'\\]++|\\.|'(?!''))*+'''|\"\"\"(?:[^\"\\]++|\\.|\"(?!\"\"))*+\"\"\""
            rb"|'(?!'')(?:[^'\\\r\n]++|\\(?:\r\n|.))*+'|\"(?!\"\")(?:[^\"\\\r\n]++|\\(?:\r\n|.))*+\"")
-_NEXT_IMPORT = re.compile(rb"(?:[^#'\"i\\]++|\\.|#[^\r\n]*+|" + _STRING + rb"|['\"]|\Bi|i(?!mport\b))*+import\b", re.S)
-_FROM = re.compile(rb"(?<![\w\x80-\xff])from(?:[ \t\f]|" + _BREAK + rb")++(?:[\w.\x80-\xff \t\f]|" + _BREAK + rb")*+\Z")
-_IMPORT_END = re.compile(rb"import(?:[ \t\f]|" + _BREAK + rb")*+(?:\((?:[^)#]++|#[^\r\n]*+)*+\)|(?:[^\r\n\\;#]++|"
+_NEXT_IMPORT = regexes.compile(rb"(?:[^#'\"i\\]++|\\.|#[^\r\n]*+|" + _STRING + rb"|['\"]|\Bi|i(?!mport\b))*+import\b", re.S)
+_FROM = regexes.compile(rb"(?<![\w\x80-\xff])from(?:[ \t\f]|" + _BREAK + rb")++(?:[\w.\x80-\xff \t\f]|" + _BREAK + rb")*+\Z")
+_IMPORT_END = regexes.compile(rb"import(?:[ \t\f]|" + _BREAK + rb")*+(?:\((?:[^)#]++|#[^\r\n]*+)*+\)|(?:[^\r\n\\;#]++|"
                          + _BREAK + rb")*+)")
 _MODULE_PATH = 1024  # bytes a `from` may stand before its `import`, at most
 
@@ -142,7 +143,7 @@ def _move(statement: ast.stmt, lines: int, columns: int) -> None:
 # whole (`if"x"`). A quote that opens no literal on its line is passed over, as the tokenizer
 # does; three that open none stop the reading, as they stop the tokenizer.
 _PREFIX = rb"(?:[rR][bBfF]?|[bBfF][rR]?|[uU])"
-_NEXT_STRING = re.compile(
+_NEXT_STRING = regexes.compile(
     rb"(?:[^#'\"\w\x80-\xff]++|#[^\r\n]*+|(?!" + _PREFIX + rb"(?:" + _STRING + rb"))[\w\x80-\xff]++"
     rb"|(?!'''|\"\"\"|" + _STRING + rb")['\"])*+(" + _PREFIX + rb"?(?:" + _STRING + rb"))", re.S)
 

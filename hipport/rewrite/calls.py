@@ -127,11 +127,12 @@ def host_malloc_flags(site: Site) -> Rewrite:
     return Rewrite(_name(site), [Edit(end, end, b", hipHostMallocDefault", "transform", "")])
 
 
-def _symbol(index: int) -> Callable[[Site], Rewrite]:
-    skip = re.compile(rb"HIP_SYMBOL\s*\(")
+_HIP_SYMBOL = regexes.compile(rb"HIP_SYMBOL\s*\(")
 
+
+def _symbol(index: int) -> Callable[[Site], Rewrite]:
     def transform(site: Site) -> Rewrite:
-        return Rewrite(_name(site), _wrap(site, index, b"HIP_SYMBOL(", b")", skip))
+        return Rewrite(_name(site), _wrap(site, index, b"HIP_SYMBOL(", b")", _HIP_SYMBOL))
 
     transform.__doc__ = f"Wrap argument {index} (a __device__ symbol) in HIP_SYMBOL()."
     return transform

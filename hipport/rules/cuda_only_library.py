@@ -267,7 +267,7 @@ def _link_parts() -> tuple[re.Pattern[bytes], ...]:
     parts = [lead + rf"(?<!{not_after}{lead})(?P<name>{'|'.join(links)}){end}" for lead in ("-l", "lib")]
     parts += [rf"(?P<name>{head}(?<!{not_after}{head})(?:{'|'.join(rest)})){end}" for head, rest in by_head.items()]
     parts += [r"CUDA::(?<!\wCUDA::)(?P<target>\w+)", r"[fF](?<!\w[fF])(?i:ind_package)\s*\(\s*(?P<package>\w+)"]
-    if any(not re.match(r"[a-z]{2}", head) for head in by_head):
+    if any(not (len(head) == 2 and head.isascii() and head.isalpha() and head.islower()) for head in by_head):
         raise ValueError("link names must open with two letters")
     return tuple(regexes.compile(part.encode()) for part in parts)
 
