@@ -73,26 +73,37 @@ def port(args: argparse.Namespace) -> None:
     cache_root = None if args.no_cache else cache_dir()
     root, jobs_list = runner.plan(list(paths), settings, mode, out, cache_root)
     tick, close = runner.stream_progress(len(jobs_list), mode in (runner.OUT, runner.IN_PLACE))
-    records = []
+    in_place = mode == runner.IN_PLACE
+    # The records are kept for a report; for the summary alone, counted as they come.
+    records: list[dict] = []
+    totals = None
+    if report_dir is None and mode != runner.STDOUT:
+        totals = report_model.Totals(settings, root, in_place, rates)
+    counts = runner.Counts()
+    troubles = []  # the files that failed or were skipped
     for outcome in runner.run(jobs_list, settings.jobs, tick):
-        records.append(outcome.record)
+        record = outcome.record
+        if totals is not None:
+            totals.add(record)
+        else:
+            records.append(record)
+        counts.add(record)
+        if record["status"] in ("failed", "skipped"):
+            troubles.append(f"{record['source']}: {record['status']}: {record['reason']}")
         if mode == runner.STDOUT and outcome.data is not None:
             sys.stdout.buffer.write(outcome.data)
         elif mode == runner.DIFF and outcome.diff:
             sys.stdout.buffer.write(outcome.diff.encode("utf-8", "surrogateescape"))
     close()
     target = runner.target_hip(settings, cache_root)  # also where broken tables fail the run
-    in_place = mode == runner.IN_PLACE
     report = None
     if report_dir is not None:
         report = report_model.build(records, settings, target, root=root, in_place=in_place, rates=rates)
         where = report_model.write(report, report_dir, root=root, in_place=in_place)
-    elif mode != runner.STDOUT:
-        report = report_model.summary(records, settings, root=root, in_place=in_place, rates=rates)
-    for r in records:
-        if r["status"] in ("failed", "skipped"):
-            echo(f"{r['source']}: {r['status']}: {r['reason']}", err=True)
-    counts = runner.summarize(records)
+    elif totals is not None:
+        report = totals.summary()
+    for line in troubles:
+        echo(line, err=True)
     if mode != runner.STDOUT:
         line = (f"{plural(counts['files'], 'file')}: {counts['changed']} changed, {counts['replacements']} replacements, "
                 f"{counts['skipped']} skipped, {counts['failed']} failed")

@@ -151,26 +151,24 @@ def _refuse_rename_collisions(root: Path, files: list[InputFile], renamed: froze
 
 
 def run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None = None) -> Iterator[Outcome]:
-    """Every job's outcome, in job order. A run whose files all have the stats the run before
-    left them with is served whole by a few cache entries (_Tree); otherwise this process
-    reads the files and serves those the cache holds (one query per batch), so a warm run
-    starts no worker; the files the cache lacks are ported here, or by `workers` processes
-    when there are many files."""
+    """Every job's outcome, in job order. While the run's files have the stats the run before
+    left them with, a few cache entries answer for them (_Tree), a part of the tree at a time;
+    from the first file that differs on, this process reads the files and serves those the
+    cache holds (one query per batch), so a warm run starts no worker; the files the cache
+    lacks are ported here, or by `workers` processes when there are many files. Only a part's
+    outcomes are held at a time."""
     tree = _Tree.of(jobs)
-    served = tree.serve() if tree is not None else None
-    if served is not None:
-        for outcome in served:
-            yield outcome
-            if on_done:
-                on_done()
+    if tree is None:
+        yield from _run(jobs, workers, on_done)
         return
-    outcomes = []
-    for outcome in _run(jobs, workers, on_done):
-        if tree is not None:
-            outcomes.append(outcome)
+    for outcome in tree.serve():
         yield outcome
-    if tree is not None:
-        tree.keep(outcomes)
+        if on_done:
+            on_done()
+    start = tree.resume  # the first job the entries did not answer
+    for i, outcome in enumerate(_run(jobs[start:], workers, on_done), start):
+        tree.take(i, outcome)
+        yield outcome
 
 
 def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> Iterator[Outcome]:
@@ -522,25 +520,29 @@ def _stamp(r: _Read, output: tuple | None) -> tuple[bytes, bytes]:
 
 class _Tree:
     """The cache entries of a whole run, PART files each: every ported file's input stat,
-    output stat and record, under keys of the run's files and where they go. A warm run whose
-    inputs and outputs all have those stats (and are settled) is served by those few lookups,
-    with the checks of _needs_no_bytes; any file that differs sends the run through the
-    per-file stamps and entries, after which the entries are written anew. Per file, serving
-    from stamps costs two lookups and loads the file's splices, which a run that writes
-    nothing has no use for. Each file is checked against its own stats, so parts written by
-    different runs serve nothing stale."""
+    output stat and record, under keys of the run's files and where they go. Where a part's
+    inputs and outputs all have those stats (and are settled), its files are answered by one
+    lookup, with the checks of _needs_no_bytes; from the first part with a file that differs,
+    the run goes through the per-file stamps and entries, after which those parts' entries are
+    written anew, each as its last file is done. Per file, serving from stamps costs two
+    lookups and loads the file's splices, which a run that writes nothing has no use for.
+    Each file is checked against its own stats, so parts written by different runs serve
+    nothing stale."""
     MODES = (OUT, IN_PLACE, DRY_RUN)  # where a file known by its stat may need no bytes
     # Files an entry holds at most: one entry for a tree of 51,000 files was 45 MB, held three
     # times over while it was written (its values, marshal's bytes, the sealed copy).
     PART = 2048
 
     def __init__(self, cache: Cache, jobs: list[Job]) -> None:
-        self.cache, self.jobs, self.served = cache, jobs, False
+        self.cache, self.jobs = cache, jobs
         self.ported = [i for i, job in enumerate(jobs) if not _passed_over(job.file)]
         first = jobs[0]
         files = [(jobs[i].file.where, jobs[i].file.rel) for i in self.ported]
         tree = marshal.dumps((first.mode, str(first.out_root), files))
         self.keys = [cache.key(tree, f"\0tree {start}") for start in range(0, len(self.ported), self.PART)]
+        self.resume = 0  # the first job serve() left to the run
+        self.taken: list[Outcome] = []  # outcomes of the part being ported, so far
+        self.next = 0  # the position in `ported` of the next ported job's outcome
 
     @classmethod
     def of(cls, jobs: list[Job]) -> _Tree | None:
@@ -549,41 +551,62 @@ class _Tree:
         cache = _cache(jobs[0])
         return cls(cache, jobs) if cache.on else None
 
-    def serve(self) -> list[Outcome] | None:
-        """Every job's outcome, when the entries still hold for every ported file; else None."""
+    def serve(self) -> Iterator[Outcome]:
+        """The jobs' outcomes in order, part by part while the entries hold for every ported
+        file of the part; then `resume` is the first job left to the run."""
         if self.cache.known_empty or not self.keys:
-            return None
+            return
         before = settled_before()
-        outcomes: list[Outcome | None] = [None] * len(self.jobs)
         for n, key in enumerate(self.keys):
             part = self.ported[self._part(n)]
-            try:
-                inputs, outputs, packed = self.cache.get(key)
-                if not len(inputs) == len(outputs) == len(packed) == len(part):
-                    return None
-                for i, known, output, values in zip(part, inputs, outputs, packed):
-                    job = self.jobs[i]
-                    st = _stat(job.file.where)
-                    if st is None or not settled(st, before) or _stat_values(st) != known:
-                        return None
-                    record = results.unpack(values)
-                    if not _needs_no_bytes(job, st, record, output):
-                        return None
-                    outcomes[i] = Outcome(record, stamp=(known, output))
-            except (TypeError, ValueError, KeyError):  # none, or not this shape: a miss
-                return None
-        self.served = True
-        return [outcome or _unported(job) for outcome, job in zip(outcomes, self.jobs)]
+            outcomes = self._served(key, part, before)
+            if outcomes is None:
+                self.next = n * self.PART
+                return
+            for i, outcome in zip(part, outcomes):
+                for j in range(self.resume, i):  # files not ported before it (links, copies)
+                    yield _unported(self.jobs[j])
+                yield outcome
+                self.resume = i + 1
+        for j in range(self.resume, len(self.jobs)):
+            yield _unported(self.jobs[j])
+        self.resume, self.next = len(self.jobs), len(self.ported)
 
-    def keep(self, outcomes: list[Outcome]) -> None:
-        """The entries for the next run, when every ported file left a stamp: one write each."""
-        stamps = [outcomes[i].stamp for i in self.ported]
-        if self.served or not stamps or any(s is None for s in stamps):
+    def _served(self, key: bytes, part: list[int], before: int) -> list[Outcome] | None:
+        """The part's outcomes from its entry, or None where any file differs from it."""
+        try:
+            inputs, outputs, packed = self.cache.get(key)
+            if not len(inputs) == len(outputs) == len(packed) == len(part):
+                return None
+            outcomes = []
+            for i, known, output, values in zip(part, inputs, outputs, packed):
+                job = self.jobs[i]
+                st = _stat(job.file.where)
+                if st is None or not settled(st, before) or _stat_values(st) != known:
+                    return None
+                record = results.unpack(values)
+                if not _needs_no_bytes(job, st, record, output):
+                    return None
+                outcomes.append(Outcome(record, stamp=(known, output)))
+            return outcomes
+        except (TypeError, ValueError, KeyError):  # none, or not this shape: a miss
+            return None
+
+    def take(self, i: int, outcome: Outcome) -> None:
+        """Job i's outcome from the run (jobs in order, from `resume` on): a part's entry is
+        written when its last file is done, and only when every file of it left a stamp."""
+        if self.next >= len(self.ported) or self.ported[self.next] != i:
+            return  # not ported
+        self.taken.append(outcome)
+        self.next += 1
+        if self.next % self.PART and self.next < len(self.ported):
             return
-        for n, key in enumerate(self.keys):
-            part = self._part(n)
-            self.cache.put(key, (tuple(s[0] for s in stamps[part]), tuple(s[1] for s in stamps[part]),
-                                 tuple(results.pack(outcomes[i].record) for i in self.ported[part])))
+        n = (self.next - 1) // self.PART
+        stamps = [o.stamp for o in self.taken]
+        if all(s is not None for s in stamps):
+            self.cache.put(self.keys[n], (tuple(s[0] for s in stamps), tuple(s[1] for s in stamps),
+                                          tuple(results.pack(o.record) for o in self.taken)))
+        self.taken = []
 
     def _part(self, n: int) -> slice:
         """Entry n's files, of the ported files in job order."""
@@ -642,11 +665,14 @@ def stream_progress(total: int, enabled: bool) -> tuple[Callable[[], None] | Non
     return tick, close
 
 
-def summarize(records: Iterable[dict]) -> dict[str, int]:
-    counts = {"files": 0, "changed": 0, "replacements": 0, "ported": 0, "unchanged": 0, "skipped": 0, "failed": 0}
-    for r in records:
-        counts["files"] += 1
-        counts[r["status"]] += 1
-        counts["changed"] += r["changed"]
-        counts["replacements"] += r["replacements"]
-    return counts
+class Counts(dict):
+    """What `port` prints on its counts line, taken a record at a time."""
+
+    def __init__(self) -> None:
+        super().__init__(files=0, changed=0, replacements=0, ported=0, unchanged=0, skipped=0, failed=0)
+
+    def add(self, record: dict) -> None:
+        self["files"] += 1
+        self[record["status"]] += 1
+        self["changed"] += record["changed"]
+        self["replacements"] += record["replacements"]

@@ -945,3 +945,66 @@ def test_the_renamed_files_cross_to_a_worker_by_number(tmp_path, private_cache):
     forget_open_caches()
     assert run("port", ROOT / "fixtures" / "port", "-o", tmp_path / "two", "--rename", "-j", "2", "--no-cache") == 0
     assert tree_bytes(tmp_path / "one") == tree_bytes(tmp_path / "two")
+
+
+def _kernels(src: Path, count: int, stem: str = "k") -> None:
+    src.mkdir(parents=True)
+    for i in range(count):
+        (src / f"{stem}{i:02d}.cu").write_bytes(b"void f%d(void* p) { cudaFree(p); }\n" % i)
+
+
+def test_the_parts_before_a_changed_file_are_served_by_their_entries(tmp_path, private_cache, monkeypatch, capsys):
+    """The run's entries answer a part at a time: a file changed in the last part leaves the
+    parts before it served by their entries, and only the files from that part on go through
+    the per-file entries; the outputs are a cold run's, and the run after is served whole."""
+    from hipport import runner
+
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))
+    monkeypatch.setattr(runner._Tree, "PART", 3)
+    src, out = tmp_path / "src", tmp_path / "out"
+    _kernels(src, 10)  # parts of 3, 3, 3 and 1 files
+    assert run("port", src, "-o", out, "-j", "1") == 0
+    (src / "k09.cu").write_bytes(b"void g(void* p) { cudaFreeHost(p); }\n")
+    capsys.readouterr()
+    batches = _count_serves(monkeypatch)
+    assert run("port", src, "-o", out, "-j", "1") == 0
+    assert batches == [1]
+    printed = capsys.readouterr().err
+    assert printed.startswith("10 files: 10 changed")
+    assert run("port", src, "-o", tmp_path / "cold", "-j", "1", "--no-cache") == 0
+    assert tree_bytes(out) == tree_bytes(tmp_path / "cold") and b"hipHostFree(p)" in (out / "k09.cu").read_bytes()
+    capsys.readouterr()
+    del batches[:]
+    assert run("port", src, "-o", out, "-j", "1") == 0
+    assert batches == [] and capsys.readouterr().err == printed
+
+
+def test_a_port_without_a_report_holds_a_part_of_its_records_at_a_time(tmp_path, private_cache, monkeypatch, capsys):
+    """Cold or warm, a port that writes no report counts its records as they come and keeps
+    none; the run's entries hold one part's, and the pipeline a batch's (a tree of 51,000
+    files held 190 MB of records)."""
+    import gc
+
+    from hipport import runner
+    from hipport.report import model
+
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))
+    monkeypatch.setattr(runner._Tree, "PART", 4)
+    monkeypatch.setattr(runner, "BATCH", 4)
+    src, out = tmp_path / "src", tmp_path / "out"
+    _kernels(src, 24, "held")
+    held = []
+    real_add = model.Totals.add
+
+    def add(self, record):
+        real_add(self, record)
+        if self.files % 5 == 0:
+            held.append(sum(1 for o in gc.get_objects()
+                            if type(o) is dict and "lines_changed" in o and o.get("source", "").startswith("held")))
+
+    monkeypatch.setattr(model.Totals, "add", add)
+    for _ in ("cold", "warm"):
+        assert run("port", src, "-o", out, "-j", "1") == 0
+        assert len(held) == 4 and 0 < max(held) <= 4 + 4, held  # a part and a batch at most
+        del held[:]
+    assert "24 files: 24 changed" in capsys.readouterr().err
