@@ -40,6 +40,11 @@ BATCH = parallel.LARGEST  # files per cache query and per task (fewer when proce
 # wait for a batch while it ports. (Bounded by batches instead, a worker ran out of them
 # while this process ported one of a few large headers: 170 ms of 580 idle on flash-attention.)
 READ_AHEAD = 64 << 20
+# Batches handed out and not yet yielded, past which this process ports queued tasks before it
+# hands out more (see _run): the pool takes the largest task first, so batches are done out
+# of order, and the outcomes of those done wait for the oldest. A cold run of 51,000 small
+# files, which reads nothing ahead, held nearly all its records: 220 MB.
+AHEAD = 64
 # Bytes of source in a pooled task at most: bounded by files alone, one task of a few large
 # headers ran 300 ms after the other process was done; taken largest first (pool._Tasks),
 # the tasks left at the end are the small ones. Smaller bounds cost each task a cache
@@ -203,7 +208,13 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
             held += size
             while queue and all(future.done() for _, future in queue[0][1]):  # in order
                 yield from oldest()
-            while held > READ_AHEAD:  # wait for the oldest, porting queued ones meanwhile
+            # Past AHEAD batches, port queued tasks here until the oldest batch is done; with
+            # none queued (a worker has the oldest's), hand out the next batch rather than wait,
+            # up to twice as many. Past those, or READ_AHEAD bytes, wait for the oldest.
+            while AHEAD < len(queue) <= 2 * AHEAD and held <= READ_AHEAD and pool is not None and pool.run_one():
+                while queue and all(future.done() for _, future in queue[0][1]):
+                    yield from oldest()
+            while held > READ_AHEAD or len(queue) > 2 * AHEAD:  # porting queued ones meanwhile
                 yield from oldest()
         while queue:
             yield from oldest()
