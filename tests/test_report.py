@@ -225,6 +225,37 @@ def test_records_and_file_results_build_the_same_report():
     assert s["kernels"] and s["findings"] and s["api_unsupported"] and s["build_files"]
 
 
+def test_the_breakdown_counts_the_findings_in_one_pass(ported, monkeypatch):
+    """The breakdown per category counts each finding's (category, severity, effort, rule) in
+    C, then folds them: it made three Counters per finding (300,000 on a tree with 100,000
+    findings). Twice the findings: twice the counts, no Counter more."""
+    from collections import Counter
+
+    from hipport.findings import SEVERITIES
+
+    findings = ported[0]["findings"]
+    made = [0]
+
+    class Counting(Counter):
+        def __init__(self, *args, **kwargs):
+            made[0] += 1
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(model, "Counter", Counting)
+    counts, out = [], []
+    for times in (1, 2):
+        made[0] = 0
+        out.append(model._breakdown(findings * times, ported[0]["estimate"]))
+        counts.append(made[0])
+    assert counts[1] == counts[0]
+    assert sorted(out[0]) == sorted({f["category"] for f in findings})
+    for category, got in out[0].items():
+        mine = [f for f in findings if f["category"] == category]
+        assert got["findings"] == len(mine) and out[1][category]["findings"] == 2 * len(mine)
+        assert got["rules"] == dict(sorted(Counter(f["rule"] for f in mine).items()))
+        assert got["by_severity"] == {s: n for s in reversed(SEVERITIES) if (n := sum(f["severity"] == s for f in mine))}
+
+
 # --- report.html, read back with an HTML parser -----------------------------------------------
 
 class Page(HTMLParser):
