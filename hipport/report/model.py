@@ -231,7 +231,7 @@ class Totals:
             if (r["changed"] or r["findings"]) and r["status"] != "skipped":
                 self.build_files.append(r["source"])
 
-    def totals(self, listed: bool = True) -> _Totals:
+    def result(self, listed: bool = True) -> _Totals:
         """`listed`: the kernels as link() lists them too (else `kernels` is None)."""
         scans = self.scans + self._scanned()
         # The summary wants the numbers alone; the report, every kernel with its launches.
@@ -279,7 +279,7 @@ class Totals:
 
     def summary(self) -> dict:
         """summary()'s answer, from the records added so far."""
-        totals = self.totals(listed=False)
+        totals = self.result(listed=False)
         return {"summary": totals.summary, "estimate": totals.estimate}
 
     def _scanned(self) -> list[tuple[str, links.Scan]]:
@@ -302,7 +302,7 @@ def _totals(records: Iterable[dict], settings: Settings, root: Path | None, in_p
     totals = Totals(settings, root, in_place, rates)
     for r in records:
         totals.add(r)
-    return totals.totals(listed)
+    return totals.result(listed)
 
 
 def summary(results: Iterable[FileResult | dict], settings: Settings, *, root: Path | None = None,
