@@ -145,15 +145,15 @@ class Pool:
         return self._tasks.qsize()
 
     def result(self, future: Future) -> Any:
-        """The future's result; until it is there, this process runs the oldest queued tasks
+        """The future's result; until it is there, this process runs the next queued tasks
         itself, as one more worker."""
         while not future.done() and self.run_one():
             pass
         return future.result()
 
     def run_one(self) -> bool:
-        """Run the oldest queued task in this process (the initializer first, the first time);
-        False when no task is queued."""
+        """Run the next queued task (the heaviest: see _Tasks) in this process, the initializer
+        first the first time; False when no task is queued."""
         try:
             item = self._tasks.get(block=False)
         except Empty:
