@@ -74,19 +74,18 @@ def port(args: argparse.Namespace) -> None:
     root, jobs_list = runner.plan(list(paths), settings, mode, out, cache_root)
     tick, close = runner.stream_progress(len(jobs_list), mode in (runner.OUT, runner.IN_PLACE))
     in_place = mode == runner.IN_PLACE
-    # The records are kept for a report; for the summary alone, counted as they come.
-    records: list[dict] = []
-    totals = None
-    if report_dir is None and mode != runner.STDOUT:
-        totals = report_model.Totals(settings, root, in_place, rates)
+    # The report, or the summary alone, taken as the records come; no record is kept.
+    taker = None
+    if report_dir is not None:
+        taker = report_model.Report(settings, root, in_place, rates)
+    elif mode != runner.STDOUT:
+        taker = report_model.Totals(settings, root, in_place, rates)
     counts = runner.Counts()
     troubles = []  # the files that failed or were skipped
     for outcome in runner.run(jobs_list, settings.jobs, tick):
         record = outcome.record
-        if totals is not None:
-            totals.add(record)
-        else:
-            records.append(record)
+        if taker is not None:
+            taker.add(record)
         counts.add(record)
         if record["status"] in ("failed", "skipped"):
             troubles.append(f"{record['source']}: {record['status']}: {record['reason']}")
@@ -97,11 +96,11 @@ def port(args: argparse.Namespace) -> None:
     close()
     target = runner.target_hip(settings, cache_root)  # also where broken tables fail the run
     report = None
-    if report_dir is not None:
-        report = report_model.build(records, settings, target, root=root, in_place=in_place, rates=rates)
+    if isinstance(taker, report_model.Report):
+        report = taker.result(target)
         where = report_model.write(report, report_dir, root=root, in_place=in_place)
-    elif totals is not None:
-        report = totals.summary()
+    elif taker is not None:
+        report = taker.summary()
     for line in troubles:
         echo(line, err=True)
     if mode != runner.STDOUT:
