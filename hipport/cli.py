@@ -75,7 +75,7 @@ def port(args: argparse.Namespace) -> None:
     tick, close = runner.stream_progress(len(jobs_list), mode in (runner.OUT, runner.IN_PLACE))
     in_place = mode == runner.IN_PLACE
     # The report, or the summary alone, taken as the records come; no record is kept.
-    taker = None
+    taker: report_model.Report | report_model.Totals | None = None
     if report_dir is not None:
         taker = report_model.Report(settings, root, in_place, rates)
     elif mode != runner.STDOUT:
