@@ -1,10 +1,11 @@
 """Build report.json's data from per-file results. Every rendering reads this one model.
 
-`build()` runs once per command over the results already in memory: records
-(results.FileResult.record(), as the runner and the cache carry them) or FileResults. The only
-file reads are the kernel scan of C/C++/CUDA files whose result carries no kernels (cheap
-pre-check first), and, in the renderers, a few lines of code around each finding. `summary()`
-is the part `port` prints: the totals without an entry per file and finding.
+`Report` takes the results one at a time (records, results.FileResult.record(), as the runner
+and the cache carry them), as `port` gets them; `build()` is Report over results already in
+memory (records or FileResults). The only file reads are the kernel scan of C/C++/CUDA files
+whose result carries no kernels (cheap pre-check first), and, in the renderers, a few lines of
+code around each finding. `Totals` (and `summary()` over results in memory) is the part `port`
+prints: the totals without an entry per file and finding.
 """
 
 from __future__ import annotations
@@ -177,9 +178,9 @@ class _Totals(NamedTuple):
 
 class Totals:
     """What the summary, the estimate and the lists count, taken one record at a time: a port
-    that writes no report keeps none of its records (a tree of 51,000 files held 190 MB of
-    them). `root`: where the files' relative paths start (for the kernel scan); `in_place`:
-    the files there are already ported."""
+    keeps none of its records (a tree of 51,000 files held 190 MB of them). `root`: where the
+    files' relative paths start (for the kernel scan); `in_place`: the files there are already
+    ported."""
 
     def __init__(self, settings: Settings, root: Path | None, in_place: bool, rates: est.Rates | None = None) -> None:
         self.settings, self.root, self.in_place, self.rates = settings, root, in_place, rates or est.DEFAULTS
