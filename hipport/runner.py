@@ -189,6 +189,11 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
         held -= batch[2]
         return _done(batch, pool, on_done)
 
+    def ready() -> Iterator[Outcome]:
+        """The batches done, oldest first, up to the first that is not (outcomes in order)."""
+        while queue and all(future.done() for _, future in queue[0][1]):
+            yield from oldest()
+
     pool = None
     lookups = Lookups(GIVE_UP_AFTER, _cache(jobs[0]).known_empty if jobs else False)
     try:
@@ -206,14 +211,12 @@ def _run(jobs: list[Job], workers: int, on_done: Callable[[], None] | None) -> I
                 _fill(outcomes, misses, port_reads([r for _, r in misses]))
             queue.append((outcomes, tasks, size))
             held += size
-            while queue and all(future.done() for _, future in queue[0][1]):  # in order
-                yield from oldest()
+            yield from ready()
             # Past AHEAD batches, port queued tasks here until the oldest batch is done; with
             # none queued (a worker has the oldest's), hand out the next batch rather than wait,
             # up to twice as many. Past those, or READ_AHEAD bytes, wait for the oldest.
             while AHEAD < len(queue) <= 2 * AHEAD and held <= READ_AHEAD and pool is not None and pool.run_one():
-                while queue and all(future.done() for _, future in queue[0][1]):
-                    yield from oldest()
+                yield from ready()
             while held > READ_AHEAD or len(queue) > 2 * AHEAD:  # porting queued ones meanwhile
                 yield from oldest()
         while queue:

@@ -209,6 +209,14 @@ def test_build_reads_no_file_when_results_carry_kernels(tmp_path, monkeypatch):
                                   "launches": [{"path": "a.cu", "line": 9, "syntax": "<<<>>>"}]}]
 
 
+def summary_of(records, settings, root=None) -> dict:
+    """What `port` prints without --report: the records counted as they come."""
+    totals = model.Totals(settings, root, False)
+    for r in records:
+        totals.add(r)
+    return totals.summary()
+
+
 def test_records_and_file_results_build_the_same_report():
     """The runner hands the report records (FileResult.record()); the summary `port` prints
     without --report is build()'s own summary and estimate."""
@@ -220,7 +228,7 @@ def test_records_and_file_results_build_the_same_report():
     results = [port_source(j.file.path.read_bytes(), j.file.rel, j.file.kind, settings) for j in jobs]
     report = model.build(records, settings, (6, 3), root=root)
     assert model.build([p.result for p in results], settings, (6, 3), root=root) == report
-    assert model.summary(records, settings, root=root) == {"summary": report["summary"], "estimate": report["estimate"]}
+    assert summary_of(records, settings, root) == {"summary": report["summary"], "estimate": report["estimate"]}
     s = report["summary"]
     assert s["kernels"] and s["findings"] and s["api_unsupported"] and s["build_files"]
 
@@ -549,7 +557,7 @@ def test_summary_counts_the_kernels_and_launches_the_report_lists():
     results = [port_source(p.read_bytes(), p.relative_to(PROJECT).as_posix(), file_kind(p.name), Settings()).result
                for p in sorted(PROJECT.rglob("*")) if p.is_file()]
     full = model.build(results, Settings(), (6, 3))
-    brief = model.summary(results, Settings())
+    brief = summary_of([r.record() for r in results], Settings())
     assert brief["summary"]["kernels"] == full["summary"]["kernels"] == len(full["kernels"]) > 0
     assert brief["summary"]["kernel_launches"] == full["summary"]["kernel_launches"] \
         == sum(len(k["launches"]) for k in full["kernels"]) > 0

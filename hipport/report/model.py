@@ -4,8 +4,8 @@
 and the cache carry them), as `port` gets them; `build()` is Report over results already in
 memory (records or FileResults). The only file reads are the kernel scan of C/C++/CUDA files
 whose result carries no kernels (cheap pre-check first), and, in the renderers, a few lines of
-code around each finding. `Totals` (and `summary()` over results in memory) is the part `port`
-prints: the totals without an entry per file and finding.
+code around each finding. `Totals` is the part `port` prints: the totals without an entry per
+file and finding.
 """
 
 from __future__ import annotations
@@ -275,7 +275,8 @@ class Totals:
         return _Totals(summary, estimate, kernels, list(self.build_files), macros)
 
     def summary(self) -> dict:
-        """summary()'s answer, from the records added so far."""
+        """The summary and estimate summary_lines() reads, from the records added so far: no
+        entries per file and finding, no rule descriptions (so no rule module is imported)."""
         totals = self.result(listed=False)
         return {"summary": totals.summary, "estimate": totals.estimate}
 
@@ -292,16 +293,6 @@ class Totals:
         workers = settings.jobs if len(jobs) >= PARALLEL_SCAN_FROM else 1
         return [(source, scan) for (source, _), scan in zip(self.unscanned, parallel.run(kern.scan_file, jobs, workers))
                 if scan is not None]
-
-
-def summary(results: Iterable[FileResult | dict], settings: Settings, *, root: Path | None = None,
-            in_place: bool = False, rates: est.Rates | None = None) -> dict:
-    """build()'s "summary" and "estimate" alone, as summary_lines() reads them: no entries per
-    file and finding, no rule descriptions (so no rule module is imported)."""
-    totals = Totals(settings, root, in_place, rates)
-    for r in results:
-        totals.add(r if isinstance(r, dict) else r.record())
-    return totals.summary()
 
 
 class Report:
