@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import marshal
 import os
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple
 
 from hipport import parallel
 from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
@@ -53,15 +54,11 @@ class FileCheck(NamedTuple):
     suppressed: int = 0
 
 
-class CheckResult:
-    def __init__(self, files: list[FileCheck], findings: list[Finding], codes: tuple[str, ...],
-                 suppressed: int = 0, baselined: int = 0):
-        self.files = files
-        self.findings = findings  # after suppressions, selection and the baseline, in path order
-        self.codes = codes  # the selected rules' codes
-        self.suppressed = suppressed
-        self.baselined = baselined
-        self.notes: list[str] = []
+class _Checked:
+    """What a whole check and a running one both give: the selected rules, and the files skipped
+    or failed (`troubles`) with what is said of them."""
+    codes: tuple[str, ...]  # the selected rules' codes
+    troubles: list[FileCheck]
 
     @property
     def rules(self) -> list[Rule]:
@@ -70,12 +67,76 @@ class CheckResult:
         return [REGISTRY[c] for c in self.codes]
 
     @property
+    def failed(self) -> list[FileCheck]:
+        return [f for f in self.troubles if f.status == "failed"]
+
+    @property
+    def notes(self) -> list[str]:
+        """What is said on stderr of each file skipped or failed."""
+        return [f"{r.path}: {r.status}: {r.reason}" for r in self.troubles]
+
+
+class CheckResult(_Checked):
+    """A check's outcome, whole: every file's FileCheck, and the findings left after
+    suppressions, selection and the baseline, in path order (run_check; CheckRun streams them)."""
+
+    def __init__(self, files: list[FileCheck], findings: list[Finding], codes: tuple[str, ...],
+                 suppressed: int = 0, baselined: int = 0):
+        self.files = files
+        self.findings = findings
+        self.codes = codes
+        self.suppressed = suppressed
+        self.baselined = baselined
+
+    @property
     def checked(self) -> int:
         return sum(1 for f in self.files if f.status == "checked")
 
     @property
-    def failed(self) -> list[FileCheck]:
-        return [f for f in self.files if f.status == "failed"]
+    def troubles(self) -> list[FileCheck]:  # type: ignore[override] - made from the files
+        return [f for f in self.files if f.status != "checked"]
+
+    @property
+    def severities(self) -> Counter:
+        return Counter(f.severity for f in self.findings)
+
+    @property
+    def categories(self) -> Counter:
+        return Counter(f.category for f in self.findings)
+
+
+class CheckRun(_Checked):
+    """A check as it runs: `findings` come as the files are checked, in path order, and are
+    read once; a run holds a window of files' outcomes at a time. What the findings add up to
+    (the counts, the files skipped or failed) is whole once they have been read."""
+
+    def __init__(self, checks: Iterator[FileCheck], codes: tuple[str, ...], baseline: Counter | None = None):
+        self.codes = codes
+        self.checked = self.suppressed = 0
+        self.severities: Counter = Counter()
+        self.categories: Counter = Counter()
+        self.troubles = []  # without their findings, which are counted
+        self._held = None if baseline is None else suppress.Baseline(baseline)
+        self.findings = self._findings(checks)
+
+    def _findings(self, checks: Iterator[FileCheck]) -> Iterator[Finding]:
+        held = self._held
+        for check in checks:
+            if check.status == "checked":
+                self.checked += 1
+            else:
+                self.troubles.append(check._replace(findings=()))
+            self.suppressed += check.suppressed
+            for f in check.findings:
+                if held is not None and held.holds(f):
+                    continue
+                self.severities[f.severity] += 1
+                self.categories[f.category] += 1
+                yield f
+
+    @property
+    def baselined(self) -> int:
+        return 0 if self._held is None else self._held.matched
 
 
 # --- selection -------------------------------------------------------------------------------
@@ -277,20 +338,30 @@ def check_file(job: FileJob) -> tuple[FileCheck, bytes | None, bytes | None]:
 
 
 _BATCH = 256  # files read and looked up in the cache at a time
+_WINDOW = 4096  # files whose outcomes a run holds at a time
 
 
-def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
-               cache_root: Path | None, on_done: Callable[[], None] | None) -> list[FileCheck]:
-    """Every job's FileCheck, in job order. Cache hits are answered here, a few hundred keys per
+def _checks(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
+            cache_root: Path | None, on_done: Callable[[], None] | None) -> Iterator[FileCheck]:
+    """Every job's FileCheck, in job order, a window of files at a time, by one pool (a tree of
+    51,000 files held all 100,000 findings until the end)."""
+    cache = _cache(cache_root, settings, codes)
+    lookups = Lookups(_BATCH, cache.known_empty)
+    with parallel.Runs(settings.jobs) as runs:
+        for start in range(0, len(jobs), _WINDOW):
+            yield from _window(jobs[start:start + _WINDOW], cache, lookups, runs, on_done)
+
+
+def _window(jobs: list[FileJob], cache: Cache, lookups: Lookups, runs: parallel.Runs,
+            on_done: Callable[[], None] | None) -> list[FileCheck]:
+    """The jobs' FileChecks, in job order. Cache hits are answered here, a few hundred keys per
     query, most of them from the files' stat alone; only the misses are analyzed (by workers
     when there are many), and their results are stored a batch per transaction. Where looking
     up does not pay (cache.Lookups), the files go to the analysis unread."""
-    cache = _cache(cache_root, settings, codes)
     results: list[FileCheck | None] = [None] * len(jobs)
     # (index, content key, stat key, bytes) of each file to analyze; no bytes: read by the analysis
     misses: list[tuple[int, bytes | None, bytes | None, bytes | None]] = []
     known_stats: list[tuple[bytes, bytes]] = []  # (stat key, content key) of settled files
-    lookups = Lookups(_BATCH, cache.known_empty)
     before = settled_before()
     for start in range(0, len(jobs), _BATCH):
         todo = []
@@ -337,7 +408,7 @@ def _check_all(jobs: list[FileJob], settings: Settings, codes: tuple[str, ...],
             on_done()
     rows: list[tuple[bytes, bytes]] = []
     work = [jobs[i] if data is None else jobs[i]._replace(data=data) for i, _, _, data in misses]
-    checked = parallel.run(check_file, work, settings.jobs, on_done)
+    checked = runs.run(check_file, work, on_done)
     for (i, key, _, _), (result, read_key, read_stat_key) in zip(misses, checked):
         results[i] = result
         if key is None:  # read by the analysis, which made the keys
@@ -375,9 +446,29 @@ def display_path(f: InputFile, cwd: str) -> str:
     return f.rel
 
 
+def stream_check(paths: list[Path], settings: Settings, options: Options,
+                 baseline: Path | None = None, on_done: Callable[[], None] | None = None,
+                 cache_root: Path | None = None) -> CheckRun:
+    """The check of the files under `paths`, as it runs (see CheckRun)."""
+    return CheckRun(*_start(paths, settings, options, baseline, on_done, cache_root))
+
+
 def run_check(paths: list[Path], settings: Settings, options: Options,
               baseline: Path | None = None, on_done: Callable[[], None] | None = None,
               cache_root: Path | None = None) -> CheckResult:
+    """The check of the files under `paths`, whole: every file's FileCheck kept."""
+    checks, codes, counts = _start(paths, settings, options, baseline, on_done, cache_root)
+    files = list(checks)
+    run = CheckRun(iter(files), codes, counts)
+    findings = list(run.findings)
+    return CheckResult(files, findings, codes, suppressed=run.suppressed, baselined=run.baselined)
+
+
+def _start(paths: list[Path], settings: Settings, options: Options, baseline: Path | None,
+           on_done: Callable[[], None] | None,
+           cache_root: Path | None) -> tuple[Iterator[FileCheck], tuple[str, ...], Counter | None]:
+    """The files' FileChecks as they come, in the order their findings are reported (by the
+    path shown); the selected rules' codes; the baseline's counts."""
     rules = select_rules(options.select, options.ignore, rule_rows(cache_root))
     counts = suppress.load_baseline(_read(baseline), str(baseline)) if baseline is not None else None
     kinds = {k for r in rules if r.code != UNUSED_SUPPRESSION for k in r.kinds}
@@ -386,18 +477,9 @@ def run_check(paths: list[Path], settings: Settings, options: Options,
     codes = tuple(r.code for r in rules)
     # A link inside the tree is not followed: its target is checked where it lies. What cannot
     # be read (a folder that cannot be listed, of no kind) is said, as skipped.
-    jobs = [FileJob(f, display_path(f, cwd), settings, codes, cache_root) for f in files
-            if (f.kind in kinds or f.skip) and f.link is None and not f.verbatim]
-    results = _check_all(jobs, settings, codes, cache_root, on_done)
-    results.sort(key=lambda r: r.path)
-    findings = [f for r in results for f in r.findings]
-    result = CheckResult(results, findings, codes, suppressed=sum(r.suppressed for r in results))
-    if counts is not None:
-        result.findings, result.baselined = suppress.filter_baseline(findings, counts)
-    for r in results:
-        if r.status in ("skipped", "failed"):
-            result.notes.append(f"{r.path}: {r.status}: {r.reason}")
-    return result
+    jobs = sorted((FileJob(f, display_path(f, cwd), settings, codes, cache_root) for f in files
+                   if (f.kind in kinds or f.skip) and f.link is None and not f.verbatim), key=lambda j: j.path)
+    return _checks(jobs, settings, codes, cache_root, on_done), codes, counts
 
 
 def _read(path: Path) -> bytes:
@@ -407,13 +489,13 @@ def _read(path: Path) -> bytes:
         raise HipportError(f"{path}: cannot read baseline: {exc.strerror or exc}") from None
 
 
-def exit_code(result: CheckResult, options: Options) -> int:
+def exit_code(result: CheckResult | CheckRun, options: Options) -> int:
     """0: nothing at or above the fail level (or --exit-zero); 1: findings at or above it;
-    2: a file could not be read or a rule failed on it."""
+    2: a file could not be read or a rule failed on it. (A run's, once its findings are read.)"""
     if result.failed:
         return EXIT_USAGE
     if options.exit_zero:
         return EXIT_OK
-    if any(severity_at_least(f.severity, options.fail_on) for f in result.findings):
+    if any(n and severity_at_least(s, options.fail_on) for s, n in result.severities.items()):
         return EXIT_FINDINGS
     return EXIT_OK

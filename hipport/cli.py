@@ -136,15 +136,18 @@ def check(args: argparse.Namespace) -> None:
                                   exit_zero=args.exit_zero)
     write_baseline = args.write_baseline
     use_baseline = None if write_baseline is not None else args.baseline
-    result = engine.run_check(paths, settings, options, baseline=use_baseline,
-                              cache_root=None if args.no_cache else cache_dir())
+    # The findings are written as the files are checked; what they add up to comes after them.
+    result = engine.stream_check(paths, settings, options, baseline=use_baseline,
+                                 cache_root=None if args.no_cache else cache_dir())
+    if write_baseline is not None:
+        put(suppress.dump_baseline(result.findings), write_baseline)
+    else:
+        put(FORMATTERS[args.format](result), args.output)
     for note in result.notes:
         echo(note, err=True)
     if write_baseline is not None:
-        put(suppress.dump_baseline(result.findings), write_baseline)
-        echo(f"hipport: wrote {len(result.findings)} findings to the baseline {write_baseline}", err=True)
+        echo(f"hipport: wrote {sum(result.severities.values())} findings to the baseline {write_baseline}", err=True)
         sys.exit(EXIT_USAGE if result.failed else EXIT_OK)
-    put(FORMATTERS[args.format](result), args.output)
     sys.exit(engine.exit_code(result, options))
 
 

@@ -98,23 +98,44 @@ def pool(workers: int, settings: Settings) -> Pool | None:
         return None
 
 
-def run(func: Callable, jobs: Sequence, workers: int,
-        on_done: Callable[[], None] | None = None) -> Iterator:
-    """`func(job)` for every job, results in job order. Jobs carry `.settings`; `func` must be a
-    module-level function (it crosses processes)."""
-    workers = processes(workers)
-    if not pooled(workers, len(jobs)):
-        for job in jobs:
-            yield func(job)
-            if on_done:
-                on_done()
-        return
-    started = pool(workers, jobs[0].settings)
-    if started is None:
-        yield from run(func, jobs, 1, on_done)
-        return
-    with started:
-        for result in started.map(func, jobs, bounds(len(jobs), workers)):
+class Runs:
+    """run() over several lists of jobs in turn, with one pool: forked for the first list that
+    is pooled, shut down at the end (a pool per list would fork, and load the tables, per list).
+    A run that streams its files a window at a time holds one window's results."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = processes(workers)
+        self.pool: Pool | None = None
+        self.refused = False  # the OS would not fork: every list runs here
+
+    def run(self, func: Callable, jobs: Sequence, on_done: Callable[[], None] | None = None) -> Iterator:
+        """`func(job)` for every job, results in job order: by the pool once a list had enough
+        jobs for one. Jobs carry `.settings`; `func` must be a module-level function (it
+        crosses processes)."""
+        if self.pool is None and not self.refused and pooled(self.workers, len(jobs)):
+            self.pool = pool(self.workers, jobs[0].settings)
+            self.refused = self.pool is None
+        if self.pool is None:
+            for job in jobs:
+                yield func(job)
+                if on_done:
+                    on_done()
+            return
+        for result in self.pool.map(func, jobs, bounds(len(jobs), self.workers)):
             yield result
             if on_done:
                 on_done()
+
+    def __enter__(self) -> Runs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=exc[0] is not None)
+
+
+def run(func: Callable, jobs: Sequence, workers: int,
+        on_done: Callable[[], None] | None = None) -> Iterator:
+    """`func(job)` for every job, results in job order (see Runs.run)."""
+    with Runs(workers) as runs:
+        yield from runs.run(func, jobs, on_done)

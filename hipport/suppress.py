@@ -331,15 +331,25 @@ def load_baseline(data: bytes, where: str = "baseline") -> Counter:
     return counts
 
 
-def filter_baseline(findings: Iterable[Finding], baseline: Counter) -> tuple[list[Finding], int]:
-    """Findings beyond the baseline's counts (earlier findings consume the counts first)."""
-    left = Counter(baseline)
-    new, matched = [], 0
-    for f in findings:
+class Baseline:
+    """What a baseline leaves to report, finding by finding: earlier findings consume its
+    counts first."""
+
+    def __init__(self, counts: Counter) -> None:
+        self.left = Counter(counts)
+        self.matched = 0
+
+    def holds(self, f: Finding) -> bool:
+        """Whether the baseline counts `f` (then it is not reported)."""
         key = baseline_key(f)
-        if left[key] > 0:
-            left[key] -= 1
-            matched += 1
-        else:
-            new.append(f)
-    return new, matched
+        if self.left[key] > 0:
+            self.left[key] -= 1
+            self.matched += 1
+            return True
+        return False
+
+
+def filter_baseline(findings: Iterable[Finding], baseline: Counter) -> tuple[list[Finding], int]:
+    """Findings beyond the baseline's counts, and how many it held."""
+    held = Baseline(baseline)
+    return [f for f in findings if not held.holds(f)], held.matched

@@ -425,7 +425,7 @@ def _count_check_reads(monkeypatch) -> list:
     real = check.read_with_stat
 
     def read(where, *rest):
-        if sys._getframe(2).f_code.co_name == "_check_all":  # read for the cache's keys, not by the analysis
+        if sys._getframe(2).f_code.co_name == "_window":  # read for the cache's keys, not by the analysis
             reads.append(where)
         return real(where, *rest)
 

@@ -293,6 +293,68 @@ def test_many_files_use_the_pool_and_keep_path_order(tmp_path, t):
     assert pooled.failed[0].path == "zz.cu"
 
 
+def test_a_check_streams_its_findings_a_window_at_a_time(tmp_path, t, monkeypatch):
+    """The findings come out as each window of files is checked, and what they add up to is
+    the whole run's (a tree of 51,000 files held its 100,000 findings, then the document of
+    them, until the end: 240 MB for text, 360 MB for SARIF)."""
+    from hipport import check, suppress
+    from hipport.report.formats import FORMATTERS
+
+    for i in range(22):
+        (tmp_path / f"f{i:02d}.cu").write_text("int lane = i % 32; // hipport: ignore[warp-size]\n" * (i == 3)
+                                               + "int lane = i % 32;\n" * (1 + i % 2))
+    (tmp_path / "bin.cu").write_bytes(b"int x;\0\0")
+    (tmp_path / "zz.cu").write_text("int crash_me;\n")
+    monkeypatch.setattr(check, "_WINDOW", 4)
+    real_window, windows = check._window, []
+
+    def window(jobs, *rest):
+        windows.append(len(jobs))
+        return real_window(jobs, *rest)
+
+    monkeypatch.setattr(check, "_window", window)
+    options = Options(select=(t["WARN"], t["CRASH"], "HP1901"))
+    whole = run_check([tmp_path], Settings(jobs=1), options)
+    assert windows == [4] * 6 and len(whole.findings) == 33 and whole.suppressed == 1
+    del windows[:]
+    run = check.stream_check([tmp_path], Settings(jobs=1), options)
+    findings = iter(run.findings)
+    assert next(findings).path == "f00.cu" and windows == [4]  # before the other files are checked
+    assert len(list(findings)) == 32 and windows == [4] * 6
+    assert (run.checked, run.suppressed, run.baselined) == (whole.checked, whole.suppressed, whole.baselined) == (22, 1, 0)
+    assert run.severities == whole.severities and run.categories == whole.categories
+    assert [(f.path, f.status) for f in run.troubles] == [("bin.cu", "skipped"), ("zz.cu", "failed")]
+    assert run.notes == whole.notes and check.exit_code(run, options) == check.exit_code(whole, options) == 2
+    for name, fmt in FORMATTERS.items():
+        streamed = "".join(fmt(check.stream_check([tmp_path], Settings(jobs=1), options)))
+        assert streamed == "".join(fmt(whole)), name
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text("".join(suppress.dump_baseline(whole.findings[:30])))
+    run = check.stream_check([tmp_path], Settings(jobs=1), options, baseline=baseline)
+    assert [f.path for f in run.findings] == ["f20.cu", "f21.cu", "f21.cu"] and run.baselined == 30
+
+
+def test_the_windows_of_a_check_share_one_pool(tmp_path, t, monkeypatch):
+    """A pool per window would fork, and load the tables, per window."""
+    from hipport import check, parallel
+
+    for i in range(60):
+        (tmp_path / f"f{i:02d}.cu").write_text("int lane = i % 32;\n")
+    monkeypatch.setattr(check, "_WINDOW", 20)
+    real_pool, pools = parallel.pool, []
+
+    def pool(*args):
+        pools.append(real_pool(*args))
+        return pools[-1]
+
+    monkeypatch.setattr(parallel, "pool", pool)
+    options = Options(select=(t["WARN"],))
+    pooled = run_check([tmp_path], Settings(jobs=2), options, cache_root=None)
+    assert len(pools) == 1 and pools[0] is not None
+    assert [f.path for f in pooled.findings] == [f"f{i:02d}.cu" for i in range(60)]
+    assert pooled.findings == run_check([tmp_path], Settings(jobs=1), options, cache_root=None).findings
+
+
 # --- hipport rules -----------------------------------------------------------------------------
 
 def test_rules_lists_every_rule_grouped(capsys, t):

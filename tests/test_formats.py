@@ -16,7 +16,7 @@ from hipport.check import CheckResult, FileCheck
 from hipport.findings import Finding
 from hipport.report import json_text
 from hipport.report.formats import (FORMATTERS, escape_data, escape_property, fingerprint, format_github,
-                                    format_json, format_sarif, format_text, json_document, sarif_document)
+                                    format_json, format_sarif, format_text, json_document)
 from hipport.rules import REGISTRY, all_rules
 
 
@@ -32,6 +32,15 @@ def result(findings, files=None, suppressed=0, baselined=0) -> CheckResult:
     files = files if files is not None else [FileCheck(p, "cuda", "checked") for p in sorted({f.path for f in findings})]
     return CheckResult(files=files, findings=list(findings), codes=tuple(r.code for r in all_rules()), suppressed=suppressed,
                        baselined=baselined)
+
+
+def written(fmt, res) -> str:
+    """The formatter's text: its pieces joined."""
+    return "".join(fmt(res))
+
+
+def sarif_document(res) -> dict:
+    return json.loads(written(format_sarif, res))
 
 
 SAMPLE = [
@@ -52,7 +61,7 @@ def test_formatters_table_names_every_format():
 # --- text --------------------------------------------------------------------------------------
 
 def test_text_lines_and_summary():
-    out = format_text(result(SAMPLE, suppressed=2, baselined=1)).splitlines()
+    out = written(format_text, result(SAMPLE, suppressed=2, baselined=1)).splitlines()
     assert out[0] == "src/k.cu:12:5: info: unused suppression: warp-size [HP1901 suppression]"
     assert out[1] == "src/b c/k,2.cu:3:1: error: 100% wrong: a, b next line [HP1901 suppression]"
     assert out[2] == "CMakeLists.txt:7:2: warning: flag: -arch=sm_80 [HP1901 suppression]"
@@ -63,8 +72,8 @@ def test_text_lines_and_summary():
 
 def test_text_no_findings():
     files = [FileCheck("a.cu", "cuda", "checked"), FileCheck("b.bin", "cuda", "skipped", "binary file")]
-    assert format_text(result([], files=files)) == "No findings in 1 file (1 file skipped).\n"
-    assert format_text(result([], files=files[:1])) == "No findings in 1 file.\n"
+    assert written(format_text, result([], files=files)) == "No findings in 1 file (1 file skipped).\n"
+    assert written(format_text, result([], files=files[:1])) == "No findings in 1 file.\n"
 
 
 # --- json --------------------------------------------------------------------------------------
@@ -85,7 +94,7 @@ def test_json_has_exactly_spec_shape():
 
 
 def test_json_empty_summary():
-    doc = json_document(result([]))
+    doc = json.loads(written(format_json, result([])))
     assert doc["findings"] == [] and doc["summary"] == {"files": 0, "findings": 0, "by_category": {}, "by_severity": {}}
 
 
@@ -167,14 +176,14 @@ def test_github_escaping_rules():
 
 
 def test_github_commands():
-    lines = format_github(result(SAMPLE)).splitlines()
+    lines = written(format_github, result(SAMPLE)).splitlines()
     assert lines[0] == ("::notice file=src/k.cu,line=12,col=5,endLine=12,endColumn=15,"
                         "title=HP1901::unused suppression: warp-size%0Aremove the comment")
     assert lines[1] == ("::error file=src/b c/k%2C2.cu,line=3,col=1,endLine=3,endColumn=11,"
                         "title=HP1901::100%25 wrong: a, b%0Anext line%0D")
     assert lines[2].startswith("::warning file=CMakeLists.txt,line=7,col=2,")
     assert len(lines) == 3
-    assert format_github(result([])) == ""
+    assert written(format_github, result([])) == ""
 
 
 def test_sarif_of_a_real_run_validates(monkeypatch):
@@ -229,6 +238,26 @@ def test_json_pieces_are_the_text_one_long_list_entry_at_most():
     assert max(map(len, parts)) < 100  # an entry with its separator, never the list
 
 
+@pytest.mark.parametrize("count", [0, 3, json_text.LONG, json_text.LONG + 1, 50])
+def test_items_are_written_as_they_come(count):
+    """A list of Items is written as a list is, pulling its entries as the text reaches them
+    (LONG + 1 ahead at most, to tell a long list), and a Later value is made when reached."""
+    pulled, made = [], []
+
+    def entries():
+        for n in range(count):
+            pulled.append(n)
+            yield {"n": n}
+
+    doc = {"a": json_text.Items(entries()), "b": json_text.Later(lambda: made.append(len(pulled)) or len(pulled))}
+    text = ""
+    for piece in json_text.pieces(doc):
+        text += piece
+        assert len(pulled) <= text.count('"n"') + json_text.LONG + 1
+    assert text == json_text.dumps({"a": [{"n": n} for n in range(count)], "b": count})
+    assert made == [count]
+
+
 @pytest.mark.parametrize("where", ["file", "stdout"])
 def test_a_big_document_is_written_without_its_whole_text(where, tmp_path, capfdbinary):
     """check's JSON of a big tree (report.json alike) reaches its file or stdout in batches:
@@ -237,13 +266,13 @@ def test_a_big_document_is_written_without_its_whole_text(where, tmp_path, capfd
 
     from hipport.cli import put
 
-    doc = json_document(result([finding(line=n, message="m" * 300) for n in range(1, 20001)]))
-    text = json_text.dumps(doc)
+    big = result([finding(line=n, message="m" * 300) for n in range(1, 20001)])
+    text = json_text.dumps(json_document(big))
     assert len(text) > 6_000_000
     target = tmp_path / "out.json" if where == "file" else None
     tracemalloc.start()
     try:
-        put(json_text.pieces(doc), target)
+        put(format_json(big), target)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -268,6 +297,6 @@ def test_a_document_that_fails_while_written_leaves_the_old_file(tmp_path):
 
 def test_long_lists_of_a_sarif_document_are_one_result_per_line():
     findings = [finding(line=n, message=f"m{n}") for n in range(1, 40)]
-    text = "".join(format_sarif(result(findings)))
-    assert json.loads(text) == sarif_document(result(findings))
+    text = written(format_sarif, result(findings))
+    assert json.loads(text)["runs"][0]["results"][38]["message"]["text"] == "m39"
     assert sum(1 for line in text.splitlines() if line.lstrip().startswith('{"ruleId": "HP1901"')) == 39

@@ -13,11 +13,27 @@ of it at once (a peak of 1 GB where the report itself held 340 MB).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain, islice
 from typing import Any
 
 LONG = 8  # a list of more entries than this: one compact entry per line
 _encode_compact = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps makes one per call
+
+
+class Items:
+    """A list written from its entries as they come, none held after it is written: a check of
+    a big tree streams its findings. Read once."""
+
+    def __init__(self, entries: Iterable[Any]) -> None:
+        self.entries = entries
+
+
+class Later:
+    """A value made when the text reaches it: what the entries of an Items before it add up to."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
 
 
 def dumps(value: Any) -> str:
@@ -34,6 +50,14 @@ def pieces(value: Any) -> Iterator[str]:
 
 def _pieces(value: Any, pad: str) -> Iterator[str]:
     inner = pad + "  "
+    if isinstance(value, Later):
+        value = value.make()
+    if isinstance(value, Items):  # a list: its first LONG + 1 entries say whether it is long
+        entries = iter(value.entries)
+        value = list(islice(entries, LONG + 1))
+        if len(value) > LONG:
+            yield from _long(chain(value, entries), pad)
+            return
     if isinstance(value, dict) and value:
         head = "{\n"
         for k, v in value.items():
@@ -41,20 +65,26 @@ def _pieces(value: Any, pad: str) -> Iterator[str]:
             yield from _pieces(v, inner)
             head = ",\n"
         yield "\n" + pad + "}"
+    elif isinstance(value, (list, tuple)) and len(value) > LONG:
+        yield from _long(value, pad)
     elif isinstance(value, (list, tuple)) and value:
         head = "[\n" + inner
-        if len(value) > LONG:
-            for v in value:
-                yield head + _encode_compact(v)
-                head = ",\n" + inner
-        else:
-            for v in value:
-                yield head
-                yield from _pieces(v, inner)
-                head = ",\n" + inner
+        for v in value:
+            yield head
+            yield from _pieces(v, inner)
+            head = ",\n" + inner
         yield "\n" + pad + "]"
     else:
         yield _encode_compact(value)
+
+
+def _long(entries: Iterable[Any], pad: str) -> Iterator[str]:
+    """A long list: each entry compact, on a line of its own."""
+    head = "[\n" + pad + "  "
+    for v in entries:
+        yield head + _encode_compact(v)
+        head = ",\n" + pad + "  "
+    yield "\n" + pad + "]"
 
 
 def _key(key: Any) -> str:
