@@ -979,12 +979,12 @@ def test_the_parts_before_a_changed_file_are_served_by_their_entries(tmp_path, p
     assert batches == [] and capsys.readouterr().err == printed
 
 
-@pytest.mark.parametrize("report", [False, True])
-def test_a_port_holds_a_part_of_its_records_at_a_time(tmp_path, private_cache, monkeypatch, capsys, report):
-    """Cold or warm, a port counts its records as they come and keeps none (with --report,
-    each file's entry is made as its record comes); the run's entries hold one part's
-    records, and the pipeline a batch's (a tree of 51,000 files held 190 MB of records, and
-    its report both the records and the entries)."""
+@pytest.mark.parametrize("command", ["port", "port --report", "estimate"])
+def test_a_port_holds_a_part_of_its_records_at_a_time(tmp_path, private_cache, monkeypatch, capsys, command):
+    """Cold or warm, a port counts its records as they come and keeps none (with --report, and
+    in an estimate, each file's entry is made as its record comes); the run's entries hold one
+    part's records, and the pipeline a batch's (a tree of 51,000 files held 190 MB of records,
+    and its report, or estimate, both the records and the entries)."""
     import gc
 
     from hipport import runner
@@ -1005,11 +1005,16 @@ def test_a_port_holds_a_part_of_its_records_at_a_time(tmp_path, private_cache, m
                             if type(o) is dict and "defines" in o and o.get("source", "").startswith("held")))
 
     monkeypatch.setattr(model.Totals, "add", add)
-    more = ["--report", tmp_path / "report"] if report else []
+    args = {"port": ["port", src, "-o", out], "port --report": ["port", src, "-o", out, "--report", tmp_path / "report"],
+            "estimate": ["estimate", src, "--format", "json"]}[command]
     for _ in ("cold", "warm"):
-        assert run("port", src, "-o", out, "-j", "1", *more) == 0
+        assert run(*args, "-j", "1") == 0
         assert len(held) == 4 and 0 < max(held) <= 4 + 4, held  # a part and a batch at most
         del held[:]
-    if report:
+        printed = capsys.readouterr()
+        if command == "estimate":
+            assert len(json.loads(printed.out)["files"]) == 24
+        else:
+            assert "24 files: 24 changed" in printed.err
+    if command == "port --report":
         assert len(json.loads((tmp_path / "report" / "report.json").read_text())["files"]) == 24
-    assert "24 files: 24 changed" in capsys.readouterr().err

@@ -388,12 +388,14 @@ def from_paths(paths: list[Path], settings: Settings, rates: est.Rates | None = 
     from hipport.loaders import tools
 
     root, jobs = runner.plan(paths, settings, runner.DRY_RUN, None, cache_root)
+    report = Report(settings, root, rates=rates)  # each record let go as it comes, as port's
     tick, close = runner.stream_progress(len(jobs), progress)
     try:
-        records = [o.record for o in runner.run(jobs, settings.jobs, tick)]
+        for outcome in runner.run(jobs, settings.jobs, tick):
+            report.add(outcome.record)
     finally:
         close()
-    return build(records, settings, tools(settings)[0].target_hip, root=root, rates=rates)
+    return report.result(tools(settings)[0].target_hip)
 
 
 def summary_lines(report: dict) -> list[str]:
