@@ -347,9 +347,3 @@ class Baseline:
             self.matched += 1
             return True
         return False
-
-
-def filter_baseline(findings: Iterable[Finding], baseline: Counter) -> tuple[list[Finding], int]:
-    """Findings beyond the baseline's counts, and how many it held."""
-    held = Baseline(baseline)
-    return [f for f in findings if not held.holds(f)], held.matched

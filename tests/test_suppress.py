@@ -263,24 +263,30 @@ def test_baseline_is_written_in_pieces(rules):
     assert len(pieces) > 300
     assert "".join(pieces) == json_text.dumps(suppress.baseline_document(findings))
 
+def beyond(findings, counts) -> tuple[list, int]:
+    """The findings the baseline does not hold, and how many it held (as a check reads them)."""
+    held = suppress.Baseline(counts)
+    return [f for f in findings if not held.holds(f)], held.matched
+
+
 def test_baseline_survives_line_shifts_and_whitespace(rules):
     before = run(rules, "int a = i % 32;\nasm(\"nop\");\n").findings
     counts = suppress.load_baseline(dumped(before))
     after = run(rules, "// a new comment\n\n   int  a = i %   32;\n\tasm(\"nop\");\n").findings
-    new, matched = suppress.filter_baseline(after, counts)
+    new, matched = beyond(after, counts)
     assert new == [] and matched == 2
 
 
 def test_baseline_reports_new_findings(rules):
     counts = suppress.load_baseline(dumped(run(rules, "int a = i % 32;\n").findings))
     after = run(rules, "int a = i % 32;\nint b = i % 32;\n").findings
-    new, matched = suppress.filter_baseline(after, counts)
+    new, matched = beyond(after, counts)
     assert [(f.line, f.snippet) for f in new] == [(2, "int b = i % 32;")] and matched == 1
 
 
 def test_baseline_counts_identical_lines(rules):
     counts = suppress.load_baseline(dumped(run(rules, "x = i % 32;\n").findings))
-    new, matched = suppress.filter_baseline(run(rules, "x = i % 32;\nx = i % 32;\n").findings, counts)
+    new, matched = beyond(run(rules, "x = i % 32;\nx = i % 32;\n").findings, counts)
     assert [f.line for f in new] == [2] and matched == 1
     doc = suppress.baseline_document(run(rules, "x = i % 32;\nx = i % 32;\n").findings)
     assert [item["count"] for item in doc["findings"]] == [2]
@@ -288,7 +294,7 @@ def test_baseline_counts_identical_lines(rules):
 
 def test_baseline_is_per_path_and_rule(rules):
     counts = suppress.load_baseline(dumped(run(rules, "x = i % 32;\n", path="a.cu").findings))
-    new, _ = suppress.filter_baseline(run(rules, "x = i % 32;\n", path="b.cu").findings, counts)
+    new, _ = beyond(run(rules, "x = i % 32;\n", path="b.cu").findings, counts)
     assert len(new) == 1
 
 
