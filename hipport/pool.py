@@ -102,6 +102,7 @@ class Pool:
                 os.close(from_child)
             self._wait()
             raise
+        self._alive = {pid for pid, _, _ in self._children}  # the workers not known dead
         # Threads only after every fork: a fork copies no thread, but would copy their locks.
         self._threads = [threading.Thread(target=self._feed, args=child, daemon=True)
                          for child in self._children]
@@ -210,21 +211,25 @@ class Pool:
     def _feed(self, pid: int, to_child: int, from_child: int) -> None:
         """One worker's tasks until told to stop; then its pipes close, which ends it."""
         with _closing(open(to_child, "wb")) as out, open(from_child, "rb") as back:
-            _Feeder(self._tasks, len(self._children), pid, out, back, _room(to_child)).run()
+            _Feeder(self._tasks, len(self._children), pid, out, back, _room(to_child), self._alive).run()
 
 
 class _Feeder:
     """A feeder thread's side of one worker. While many tasks are queued, the worker's next one
     waits in its pipe as it runs one (if small, see _room): else it waited for this thread,
     which gets the GIL from a process that is porting only every switch interval or after a
-    long C call, 1-2 ms a task. After the worker dies, every task it has or takes fails."""
+    long C call, 1-2 ms a task. After the worker dies, every task it has fails; the tasks
+    queued are left to the workers alive, and the last worker's thread fails those it takes
+    once it too is dead (a dead worker's thread took them at once, and could starve a live
+    worker of every task)."""
 
-    def __init__(self, tasks: _Tasks, workers: int, pid: int, out, back, room: int) -> None:
+    def __init__(self, tasks: _Tasks, workers: int, pid: int, out, back, room: int, alive: set[int]) -> None:
         self.tasks, self.workers, self.pid = tasks, workers, pid
         self.out, self.back, self.room = out, back, room
+        self.alive = alive  # the pids of the pool's workers not known dead, shared by its threads
         self.sent: deque[Future] = deque()  # the tasks written to the worker, oldest first
         self.taken: tuple[Future, bytes] | None = None  # a task too big to wait in the pipe, held
-        self.stop = False  # the pool is shutting down: take no more tasks
+        self.stop = False  # the pool is shutting down, or this worker is dead and another lives
         self.dead: WorkerDied | None = None
 
     def run(self) -> None:
@@ -249,7 +254,7 @@ class _Feeder:
         try:
             _write(self.out, message)
         except OSError as exc:
-            self.dead = _died(self.pid, exc)
+            self._mark_dead(exc)
             future._settle(error=self.dead)
         else:
             self.sent.append(future)
@@ -257,9 +262,13 @@ class _Feeder:
 
     def _take(self) -> tuple[Future, bytes] | None:
         """The next queued task, pickled; None when none is to be taken now: the worker has one
-        and few are queued (each goes to whichever process is free first), none is queued, or
-        the pool stops. Waits for one while the worker has none."""
+        and few are queued (each goes to whichever process is free first), none is queued, the
+        pool stops, or the worker is dead and another lives. Waits for one while the worker has
+        none."""
         while True:
+            if self.dead is not None and self.alive:  # the live workers take the tasks
+                self.stop = True
+                return None
             if self.sent and self.tasks.qsize() <= self.workers:
                 return None
             try:
@@ -278,12 +287,16 @@ class _Feeder:
             except Exception as exc:  # noqa: BLE001 - the caller's to raise, from result()
                 future._settle(error=exc)
 
+    def _mark_dead(self, exc: BaseException) -> None:
+        self.dead = _died(self.pid, exc)
+        self.alive.discard(self.pid)
+
     def _answer(self, future: Future) -> None:
         """Settle the oldest task written with the worker's answer."""
         try:
             answer = _receive(self.back)
         except (OSError, EOFError) as exc:
-            self.dead = _died(self.pid, exc)
+            self._mark_dead(exc)
             for lost in (future, *self.sent):
                 lost._settle(error=self.dead)
             self.sent.clear()
