@@ -74,19 +74,14 @@ def port(args: argparse.Namespace) -> None:
     root, jobs_list = runner.plan(list(paths), settings, mode, out, cache_root)
     tick, close = runner.stream_progress(len(jobs_list), mode in (runner.OUT, runner.IN_PLACE))
     in_place = mode == runner.IN_PLACE
-    # The report, or the summary alone, taken as the records come; no record is kept.
-    taker: report_model.Report | report_model.Totals | None = None
-    if report_dir is not None:
-        taker = report_model.Report(settings, root, in_place, rates)
-    elif mode != runner.STDOUT:
-        taker = report_model.Totals(settings, root, in_place, rates)
-    counts = runner.Counts()
+    # The report, or its totals alone, taken as the records come; no record is kept.
+    taker = (report_model.Report(settings, root, in_place, rates) if report_dir is not None
+             else report_model.Totals(settings, root, in_place, rates))
+    totals = taker.totals if isinstance(taker, report_model.Report) else taker
     troubles = []  # the files that failed or were skipped
     for outcome in runner.run(jobs_list, settings.jobs, tick):
         record = outcome.record
-        if taker is not None:
-            taker.add(record)
-        counts.add(record)
+        taker.add(record)
         if record["status"] in ("failed", "skipped"):
             troubles.append(f"{record['source']}: {record['status']}: {record['reason']}")
         if mode == runner.STDOUT and outcome.data is not None:
@@ -99,13 +94,14 @@ def port(args: argparse.Namespace) -> None:
     if isinstance(taker, report_model.Report):
         report = taker.result(target)
         where = report_model.write(report, report_dir, root=root, in_place=in_place)
-    elif taker is not None:
+    elif mode != runner.STDOUT:
         report = taker.summary()
     for line in troubles:
         echo(line, err=True)
+    failed = totals.by_status["failed"]
     if mode != runner.STDOUT:
-        line = (f"{plural(counts['files'], 'file')}: {counts['changed']} changed, {counts['replacements']} replacements, "
-                f"{counts['skipped']} skipped, {counts['failed']} failed")
+        line = (f"{plural(totals.files, 'file')}: {totals.changed} changed, {sum(totals.by_library.values())} "
+                f"replacements, {totals.by_status['skipped']} skipped, {failed} failed")
         if mode == runner.OUT:
             line += f"; output in {out}"
         echo(line, err=True)
@@ -113,7 +109,7 @@ def port(args: argparse.Namespace) -> None:
             echo(extra, err=True)
         if report_dir is not None:
             echo(f"report: {where.with_name('report.html')} (data: {where}, Markdown: {where.with_name('report.md')})", err=True)
-    sys.exit(EXIT_FINDINGS if counts["failed"] else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 
 def check(args: argparse.Namespace) -> None:

@@ -572,7 +572,7 @@ class _Tree:
             return
         before = settled_before()
         for n, key in enumerate(self.keys):
-            part = self.ported[self._part(n)]
+            part = self.ported[n * self.PART:(n + 1) * self.PART]
             outcomes = self._served(key, part, before)
             if outcomes is None:
                 self.next = n * self.PART
@@ -621,10 +621,6 @@ class _Tree:
             self.cache.put(self.keys[n], (tuple(s[0] for s in stamps), tuple(s[1] for s in stamps),
                                           tuple(results.pack(o.record) for o in self.taken)))
         self.taken = []
-
-    def _part(self, n: int) -> slice:
-        """Entry n's files, of the ported files in job order."""
-        return slice(n * self.PART, (n + 1) * self.PART)
 
 
 def target_hip(settings: Settings, cache_root: Path | None) -> tuple[int, int]:
@@ -677,16 +673,3 @@ def stream_progress(total: int, enabled: bool) -> tuple[Callable[[], None] | Non
         sys.stderr.flush()
 
     return tick, close
-
-
-class Counts(dict):
-    """What `port` prints on its counts line, taken a record at a time."""
-
-    def __init__(self) -> None:
-        super().__init__(files=0, changed=0, replacements=0, ported=0, unchanged=0, skipped=0, failed=0)
-
-    def add(self, record: dict) -> None:
-        self["files"] += 1
-        self[record["status"]] += 1
-        self["changed"] += record["changed"]
-        self["replacements"] += record["replacements"]
