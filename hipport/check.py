@@ -7,7 +7,7 @@ import marshal
 import os
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from hipport import parallel
 from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
@@ -18,6 +18,7 @@ from hipport.files import BINARY_SNIFF, InputFile, collect, is_source, unreadabl
 from hipport.findings import SEVERITIES, Finding, finding_of, severity_at_least
 from hipport.rules import CATEGORY_CODES, REGISTRY, UNUSED_SUPPRESSION, Rule, all_rules
 from hipport import suppress
+from hipport.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from hipport.analysis import FileContext

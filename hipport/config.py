@@ -4,9 +4,10 @@ and the command line, which wins."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from hipport.errors import HipportError
+from hipport.tuples import NamedTuple
 
 # Folders never ported or analyzed. Those in NEVER_COPIED (VCS data, caches, environments,
 # build output) are not walked at all; the others (vendored code) are copied to OUT as they

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from typing import Iterable
+
+from hipport.tuples import NamedTuple
 
 
 class Edit(NamedTuple):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import Iterable, Iterator, Sequence
+
+from hipport.tuples import NamedTuple
 
 
 def text_bytes(text: str) -> bytes:

@@ -16,10 +16,11 @@ import itertools
 import math
 from types import MappingProxyType
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping
 
 from hipport.errors import HipportError
 from hipport.findings import CATEGORY_CODES, EFFORTS
+from hipport.tuples import NamedTuple
 from hipport.words import plural
 
 BUILD_KINDS = frozenset({"cmake", "make", "setup.py", "docker", "requirements", "pyproject", "shell"})

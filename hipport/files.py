@@ -8,10 +8,11 @@ import re
 import stat
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from hipport.config import NEVER_COPIED, Settings
 from hipport.errors import HipportError
+from hipport.tuples import NamedTuple
 
 CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".cuinc"})
 CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl", ".hh", ".c++", ".h++"})

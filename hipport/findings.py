@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from hipport.tuples import NamedTuple
 
 SEVERITIES = ("info", "warning", "error")  # ascending
 EFFORTS = ("trivial", "low", "medium", "high")

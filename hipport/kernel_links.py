@@ -8,7 +8,9 @@ read by position.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from typing import Iterable
+
+from hipport.tuples import NamedTuple
 
 
 class Kernel(NamedTuple):

@@ -13,12 +13,13 @@ list.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterator
 
 from hipport import regexes
 from hipport.kernel_links import Kernel, Launch, Scan
 from hipport.parse import IS_WORD_BYTE
 from hipport.patterns import word_start, word_starts
+from hipport.tuples import NamedTuple
 
 if TYPE_CHECKING:  # the report reads kernel scans without the lexer
     from hipport.parse.lexer import Lexed, Token

@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Callable, NamedTuple, TypeVar
+from typing import Callable, TypeVar
 
 from hipport.hashing import blake2b
+from hipport.tuples import NamedTuple
 
 T = TypeVar("T")
 

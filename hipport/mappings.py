@@ -9,13 +9,14 @@ import operator
 import os
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from hipport import regexes
 from hipport.errors import MappingError
 from hipport.hashing import blake2b
 from hipport.locations import Places, copy_places, read_copy, write_copy
 from hipport.table_files import table_dir, tables_stamp
+from hipport.tuples import NamedTuple
 
 # Generated tables in precedence order: when a CUDA name is in two of them, the earlier wins
 # (unless only the later one maps it). Hand-written tables follow (by file name), then
@@ -168,9 +169,9 @@ _F = {f: i for i, f in enumerate((
     "cuda_removed", "hip_added", "hip_deprecated", "hip_removed", "experimental", "risk", "note",
     "roc_added", "transform",
 ))}
-_LIB, _HIP, _ROC, _HADD, _HREM, _EXP, _RADD, _XFORM = (
+_LIB, _HIP, _ROC, _HADD, _HREM, _EXP, _RADD, _XFORM, _RISK = (
     _F["library"], _F["hip"], _F["roc"], _F["hip_added"], _F["hip_removed"], _F["experimental"],
-    _F["roc_added"], _F["transform"],
+    _F["roc_added"], _F["transform"], _F["risk"],
 )
 
 
@@ -187,15 +188,55 @@ def _raw_supported(t: tuple) -> bool:
     return bool(t[_ROC] if t[_LIB] in MIOPEN_LIBS else t[_HIP])
 
 
+class _Rows(Mapping):
+    """name -> raw row, over the rows kept as one text each (the fields joined by tabs, which
+    no TSV cell holds): marshal loads 9,500 strings in half the time of 9,500 tuples of 17
+    fields, and a port reads a few hundred rows. What every process asks of all the rows is
+    worked out when the tables are parsed and kept beside them: the lexer's name heads, the
+    names that have a risk, the newest HIP version."""
+
+    __slots__ = ("texts", "heads", "risks", "newest")
+
+    def __init__(self, texts: dict[str, str], heads: tuple[bytes, ...], risks: dict[str, str],
+                 newest: tuple[int, int]):
+        self.texts = texts
+        self.heads = heads  # name_heads(the names)
+        self.risks = risks  # name -> its row's risk, for the rows that have one
+        self.newest = newest  # the newest HIP version a row was added in
+
+    @classmethod
+    def of(cls, rows: dict[str, tuple]) -> _Rows:
+        """The parsed rows (name -> tuple of the fields), kept as texts."""
+        return cls({name: "\t".join(t) for name, t in rows.items()}, name_heads(rows),
+                   {name: t[_RISK] for name, t in rows.items() if t[_RISK]}, _newest_of(rows.values()))
+
+    def __getitem__(self, name: str) -> tuple:
+        return tuple(self.texts[name].split("\t"))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.texts
+
+    def keys(self):
+        return self.texts.keys()
+
+    def __iter__(self):
+        return iter(self.texts)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
 class _Entries(Mapping):
     """Read-only name -> Entry view over the raw rows; an Entry is built on first use."""
 
-    __slots__ = ("_raw", "_made", "heads")
+    __slots__ = ("_raw", "_texts", "_made", "heads", "risks")
 
-    def __init__(self, raw: dict[str, tuple], heads: tuple[bytes, ...]):
+    def __init__(self, raw: _Rows):
         self._raw = raw
+        self._texts = raw.texts  # asked directly: every identifier of every file is looked up
         self._made: dict[str, Entry] = {}
-        self.heads = heads  # name_heads(raw), kept in the compiled copy
+        self.heads = raw.heads  # the lexer's prefixes (loaders.candidate_prefixes)
+        self.risks = raw.risks  # name -> risk column, where it is filled (rules/api_tables)
 
     def __getitem__(self, name: str) -> Entry:
         e = self._made.get(name)
@@ -206,32 +247,26 @@ class _Entries(Mapping):
     def get(self, name: str, default: Any = None) -> Any:
         e = self._made.get(name)
         if e is None:
-            t = self._raw.get(name)
-            if t is None:
+            if name not in self._texts:
                 return default
-            e = self._made[name] = _make_entry(t)
+            e = self._made[name] = _make_entry(self._raw[name])
         return e
 
     def __contains__(self, name: object) -> bool:
-        return name in self._raw
-
-    def field_of_all(self, field: str) -> Iterator[tuple[str, str]]:
-        """(name, that field's text) for every row, read without building an Entry per row."""
-        i = _F[field]
-        return ((name, t[i]) for name, t in self._raw.items())
+        return name in self._texts
 
     def keys(self):
         """The names, as a view that tests membership in C (callers test every identifier)."""
-        return self._raw.keys()
+        return self._texts.keys()
 
     def __iter__(self):
-        return iter(self._raw)
+        return iter(self._texts)
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return len(self._texts)
 
     def __repr__(self) -> str:
-        return f"<{len(self._raw)} mapping entries>"
+        return f"<{len(self._texts)} mapping entries>"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,20 +377,21 @@ def _stems(directory: Any) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_raw(directory: Any = None) -> tuple[dict[str, tuple], _Entries, tuple[str, ...], tuple, tuple]:
+def _load_raw(directory: Any = None) -> tuple[_Rows, _Entries, tuple[str, ...], tuple, tuple]:
     """All name rows merged by the precedence rule, their Entry view, the conflicts, the
     include rows, and what load()'s defaults resolve them to (_resolved): read from the
     compiled copy when one matches the tables' bytes."""
     d = table_dir() if directory is None else directory
     digest = tables_digest(d)
     compiled = _compiled_places(d)
-    rows = _read_compiled(compiled, digest)
-    if rows is None:
-        parsed = entries, _, includes = _parse_tables(d)
-        rows = (*parsed, name_heads(entries), _resolved(entries, includes, _newest(parsed), *_DEFAULTS))
-        _write_compiled(compiled, digest, _summary(rows), rows)
-    entries, conflicts, includes, heads, resolved = rows
-    return entries, _Entries(entries, heads), conflicts, includes, resolved
+    raw = _read_compiled(compiled, digest)
+    if raw is None:
+        parsed, conflicts, includes = _parse_tables(d)
+        rows = _Rows.of(parsed)
+        raw = rows, conflicts, includes, _resolved(rows, includes, rows.newest, *_DEFAULTS)
+        _write_compiled(compiled, digest, raw)
+    rows, conflicts, includes, resolved = raw
+    return rows, _Entries(rows), conflicts, includes, resolved
 
 
 HEAD_WIDTH = 8  # bytes of a name's last word that the lexer's prefix trie holds
@@ -377,8 +413,8 @@ def name_heads(names: Iterable[str]) -> tuple[bytes, ...]:
 # against its source: reading and hashing the megabyte of tables cost every process 4 ms).
 # After the digest comes a small summary (the newest HIP version), which a process that does
 # not port reads without loading the rows: the digest, the summary's length (4 bytes), the
-# summary, the rows.
-_COMPILED_FORMAT = b"6"
+# summary, the rest.
+_COMPILED_FORMAT = b"7"
 _LENGTH = 4
 
 
@@ -398,7 +434,8 @@ def _compiled_places(directory: Any) -> Places:
 
 
 def _read_compiled(places: Places, digest: bytes, summary_only: bool = False) -> Any:
-    """The compiled copy's rows (or its summary), or None when none is there, fresh and whole."""
+    """The compiled copy's rows, conflicts, include rows and resolved defaults (or only its
+    summary), or None when none is there, fresh and whole."""
     return read_copy(places, lambda place: _read_compiled_file(place, digest, summary_only))
 
 
@@ -408,25 +445,28 @@ def _read_compiled_file(path: str, digest: bytes, summary_only: bool) -> Any:
             head = f.read(len(digest) + _LENGTH)
             if head[:len(digest)] != digest:
                 return None
-            summary = f.read(int.from_bytes(head[len(digest):], "little"))
+            summary = marshal.loads(f.read(int.from_bytes(head[len(digest):], "little")))
+            if not (isinstance(summary, dict) and "newest" in summary):
+                return None
             if summary_only:
-                found = marshal.loads(summary)
-                return found if isinstance(found, dict) and "newest" in found else None
-            rows = marshal.loads(f.read())  # marshal.load(f) reads in small steps
+                return summary
+            texts, heads, risks, conflicts, includes, resolved = marshal.loads(f.read())  # not
+            # marshal.load(f), which reads in small steps
     except (OSError, TypeError, ValueError, EOFError):
         return None  # absent, unreadable or damaged: parse the tables
-    return rows if isinstance(rows, tuple) and len(rows) == 5 else None
+    return _Rows(texts, heads, risks, tuple(summary["newest"])), conflicts, includes, resolved
 
 
-def _write_compiled(places: Places, digest: bytes, summary: dict, rows: tuple) -> None:
-    head = marshal.dumps(summary)
-    write_copy(places, digest + len(head).to_bytes(_LENGTH, "little") + head + marshal.dumps(_shared(rows)))
+def _write_compiled(places: Places, digest: bytes, raw: tuple) -> None:
+    rows, conflicts, includes, resolved = raw
+    head = marshal.dumps({"newest": rows.newest})
+    body = (rows.texts, rows.heads, rows.risks, conflicts, includes, resolved)
+    write_copy(places, digest + len(head).to_bytes(_LENGTH, "little") + head + marshal.dumps(_shared(body)))
 
 
 def _shared(value: Any, pool: dict | None = None) -> Any:
     """The rows with each distinct string made one object: marshal then writes a repeated
-    string (a library, a kind, a version) once and refers to it after, and loading makes
-    a third fewer objects (4.8 -> 3.0 ms)."""
+    string (a library, a risk, a resolved name) once and refers to it after."""
     pool = {} if pool is None else pool
     if isinstance(value, str):
         return pool.setdefault(value, value)
@@ -511,7 +551,7 @@ def newest_hip_version() -> tuple[int, int]:
         summary = _read_compiled(_compiled_places(d), tables_digest(d), summary_only=True)
         if summary is not None:
             return tuple(summary["newest"])  # type: ignore[return-value]
-    return _newest(_load_raw())
+    return _load_raw()[0].newest
 
 
 def target_version(target_hip: Any = None) -> tuple[int, int]:
@@ -519,14 +559,9 @@ def target_version(target_hip: Any = None) -> tuple[int, int]:
     return newest_hip_version() if target_hip is None else _major_minor_of(target_hip)
 
 
-def _summary(rows: tuple) -> dict:
-    return {"newest": _newest(rows)}
-
-
-def _newest(rows: tuple) -> tuple[int, int]:
-    """(The name rows come first both in the parsed tables and in _load_raw's tuple.)"""
+def _newest_of(rows: Iterable[tuple]) -> tuple[int, int]:
     best = (0, 0)
-    for added in {t[_HADD] for t in rows[0].values()}:
+    for added in {t[_HADD] for t in rows}:
         v = _major_minor(added) if added else None
         if v is not None and v > best:
             best = v
@@ -534,7 +569,7 @@ def _newest(rows: tuple) -> tuple[int, int]:
 
 
 def _target(target_hip: Any, raw: tuple) -> tuple[int, int]:
-    return _newest(raw) if target_hip is None else _major_minor_of(target_hip)
+    return raw[0].newest if target_hip is None else _major_minor_of(target_hip)
 
 
 def _major_minor_of(target_hip: Any) -> tuple[int, int]:

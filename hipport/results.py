@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import marshal
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Mapping
 
 from hipport.findings import Finding, json_of
+from hipport.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from hipport.config import Settings

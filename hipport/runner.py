@@ -17,7 +17,7 @@ import sys
 import weakref
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from hipport import parallel, results
 from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
@@ -28,6 +28,7 @@ from hipport.errors import UsageError
 from hipport.files import BINARY_SNIFF, InputFile, collect
 from hipport.hashing import blake2b
 from hipport.results import FileResult, output_name
+from hipport.tuples import NamedTuple
 
 if TYPE_CHECKING:
     from hipport.pool import Pool

@@ -26,6 +26,7 @@ beyond those counts.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections import Counter
 from typing import Callable, Iterable, Iterator, Sequence
@@ -57,14 +58,20 @@ _HASH_COMMENTS = {
 }
 _HASH_COMMENTS["setup.py"] = _HASH_COMMENTS["python"]
 _HASH_COMMENTS["pyproject"] = _HASH_COMMENTS["python"]  # TOML quotes the same way for this purpose
-_HASH_PATTERNS = {k: re.compile(v) for k, v in _HASH_COMMENTS.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _hash_pattern(kind: str) -> re.Pattern | None:
+    """Compiled when a file of the kind is first read: a check of C++ and CUDA needs none."""
+    text = _HASH_COMMENTS.get(kind)
+    return None if text is None else re.compile(text)
 
 
 def comment_spans(data: bytes, kind: str, c_comments: Sequence[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
     """Byte spans of the comments in a file. C/C++/CUDA files use the lexer's spans."""
     if kind in ("cuda", "cpp"):
         return sorted(c_comments or ())
-    pattern = _HASH_PATTERNS.get(kind)
+    pattern = _hash_pattern(kind)
     if pattern is None:
         return []
     return [m.span("c") for m in pattern.finditer(data) if m.group("c") is not None]

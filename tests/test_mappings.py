@@ -439,9 +439,9 @@ def test_parsed_tables_are_kept_compiled_and_renewed_when_a_table_changes(tables
     parsed = _parses(monkeypatch)
     again = load_raw(tables)
     assert parsed == [] and again[0] == first[0] and again[2:] == first[2:]
-    # a string repeated across rows is one object in the copy (marshal writes it once)
-    section = mappings._F["section"]
-    assert again[0]["cudaMalloc"][section] is again[0]["cudaFree"][section] == "Memory Management"
+    # each row is kept as one text; read back, it gives the parsed row's fields
+    assert again[0].texts == first[0].texts and isinstance(again[0].texts["cudaMalloc"], str)
+    assert again[0]["cudaMalloc"][mappings._F["section"]] == "Memory Management"
     assert again[1]["cudaMalloc"] == first[1]["cudaMalloc"]
     # an edited table (another size or modification time) is parsed again, and the copy renewed
     _write(tables / "overrides.tsv", ["cudaMalloc\thipMallocTest\tbecause"])
@@ -490,7 +490,7 @@ def test_without_bytecode_the_compiled_tables_are_kept_in_the_cache_folder(table
     assert parsed == [tables] and again[0] == first[0]
     digest = mappings.tables_digest(tables)
     summary = mappings._read_compiled(mappings._compiled_places(tables), digest, summary_only=True)
-    assert summary == {"newest": mappings._newest(first)}
+    assert summary == {"newest": first[0].newest}
     monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")  # no cache folder either: parsed every time
     mappings._load_raw.__wrapped__(tables)
     assert parsed == [tables, tables]
@@ -539,7 +539,7 @@ def test_the_compiled_copy_summary_gives_the_newest_version_without_loading_the_
     compiled = next((tables / "__pycache__").glob("tables.*.marshal"))
     assert places.read == (str(compiled),)
     digest = mappings.tables_digest(tables)
-    assert mappings._read_compiled(places, digest, summary_only=True) == {"newest": mappings._newest(raw)}
+    assert mappings._read_compiled(places, digest, summary_only=True) == {"newest": raw[0].newest}
     assert mappings._read_compiled(places, b"another digest", summary_only=True) is None
     compiled.write_bytes(compiled.read_bytes()[: len(digest) + 2])
     assert mappings._read_compiled(places, digest, summary_only=True) is None
@@ -591,7 +591,7 @@ def test_the_compiled_copy_keeps_the_default_settings_resolved(tables, monkeypat
     mappings._load_raw.__wrapped__(tables)  # parses the TSVs, writes the copy
     read = mappings._load_raw.__wrapped__(tables)
     entries, _, _, include_rows, stored = read
-    assert stored == mappings._resolved(entries, include_rows, mappings._newest(read), "hip", False)
+    assert stored == mappings._resolved(entries, include_rows, read[0].newest, "hip", False)
     assert stored[0]["cudaMalloc"] == "hipMalloc" and stored[1] and stored[2]
     default = mappings._build(read, None, "hip", False)
     assert dict(default.names) == stored[0] and dict(default.includes) == stored[2]
@@ -599,3 +599,22 @@ def test_the_compiled_copy_keeps_the_default_settings_resolved(tables, monkeypat
     assert roc.names["cublasSgemm"] != default.names["cublasSgemm"]  # rocblas_ vs hipblas
     old = mappings._build(read, (5, 2), "hip", False)
     assert len(old.names) < len(default.names)
+
+
+def test_the_compiled_copy_keeps_the_rows_risks_and_newest_version(tables, monkeypatch):
+    """What every process asks of all the rows travels in the copy, beside the rows: the names
+    with a risk (the rules' lists) and the newest HIP version (the default target), as the
+    parsed rows give them."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    _write(tables / "overrides.tsv", ["cudaMalloc\thipMalloc\tbecause\t9.1.0"],
+           header="cuda\thip\tnote\thip_added")
+    parsed = mappings._load_raw.__wrapped__(tables)  # parses the TSVs, writes the copy
+    read = mappings._load_raw.__wrapped__(tables)
+    rows = dict(parsed[0].items())
+    risk, added = mappings._F["risk"], mappings._F["hip_added"]
+    assert read[1].risks == parsed[1].risks == {n: t[risk] for n, t in rows.items() if t[risk]}
+    assert read[1].risks["CUDART_VERSION"] == "version-macro"
+    assert read[0].newest == parsed[0].newest == (9, 1) == max(
+        mappings._major_minor(t[added]) for t in rows.values() if t[added])
+    assert _load_dir(tables).target_hip == (9, 1)
+    assert read[1]["cudaMalloc"].hip_added == "9.1.0" and dict(read[0].items()) == rows

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Callable, Collection, Iterable, NamedTuple
+from typing import Callable, Collection, Iterable
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE, WORD_BYTES, tree
@@ -14,6 +14,7 @@ from hipport.parse.braces import BLOCK, SCOPE, word_before
 from hipport.parse.lexer import Lexed, Substrings, Token
 from hipport.patterns import word_start
 from hipport.source import bom_length
+from hipport.tuples import NamedTuple
 
 _SCOPES = frozenset({"namespace_definition", "field_declaration_list", "class_specifier", "struct_specifier"})
 # Nodes whose `declarator` field, when a plain identifier, declares that name.

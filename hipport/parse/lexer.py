@@ -17,10 +17,11 @@ from __future__ import annotations
 import bisect
 import re
 from functools import cached_property
-from typing import Iterable, NamedTuple
+from typing import Iterable
 
 from hipport import regexes
 from hipport.patterns import starts_of
+from hipport.tuples import NamedTuple
 
 # What hipport calls in the C scanner: one built from an older _scan.c (an editable install
 # not built again since) lacks some, and is then not used at all, as if none were built.

@@ -7,14 +7,16 @@ rules and the setup.py rewriter each walked the whole tree.
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
 import warnings
 from typing import Callable
 
 from hipport import regexes
+from hipport.lazy import lazy_import
 from hipport.source import bom_length, newline_starts
+
+ast = lazy_import("ast")  # loaded by the first Python file (hipport.lazy)
 
 _NEWLINE = regexes.compile(rb"\r\n|\r|\n")  # what Python's tokenizer takes for a line's end
 
@@ -39,19 +41,16 @@ def nodes(tree: ast.AST, parents: dict | None = None) -> list[ast.AST]:
     return found
 
 
-_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
-
-
 def statements(tree: ast.AST) -> list[ast.AST]:
     """The module and every statement in it (with the except handlers and match cases that
     hold statements), outer ones first: where an import can be, without the expressions'
     nodes, most of a tree."""
-    found = [tree]
+    found, holds = [tree], (ast.stmt, ast.excepthandler, ast.match_case)
     for node in found:  # the list grows as it is read
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
-                found.extend(item for item in value if isinstance(item, _HOLDS_STATEMENTS))
+                found.extend(item for item in value if isinstance(item, holds))
     return found
 
 

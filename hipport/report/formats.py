@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from hipport import __version__
 from hipport.findings import SEVERITIES, Finding
-from hipport.report import json_text
+from hipport.lazy import lazy_import
 from hipport.rules import DOC_SECTIONS, Rule
 from hipport.suppress import normalize
 from hipport.words import plural
+
+json_text = lazy_import("hipport.report.json_text")  # and json: loaded for JSON and SARIF only
 
 if TYPE_CHECKING:
     from hipport.check import CheckResult, CheckRun

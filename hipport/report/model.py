@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from operator import itemgetter
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, Iterator
 
 from hipport import __version__
 from hipport import estimate as est
@@ -22,6 +22,7 @@ from hipport.config import Settings
 from hipport.emit import write_text
 from hipport.findings import CATEGORY, EFFORT, EFFORTS, SEVERITIES, SEVERITY
 from hipport.results import FileResult, json_entry
+from hipport.tuples import NamedTuple
 from hipport.words import plural
 
 REPORT_VERSION = 1

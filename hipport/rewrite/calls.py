@@ -8,10 +8,11 @@ own rename edits: a transform only wraps, inserts or removes whole arguments.
 from __future__ import annotations
 
 import re
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from hipport import regexes
 from hipport.edits import Edit
+from hipport.tuples import NamedTuple
 
 # Brackets, commas, a launch close, and literals/comments to step over.
 _BALANCE = regexes.compile(

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import NamedTuple
 
 from hipport import regexes
 from hipport.edits import Edit
 from hipport.parse.lexer import _scan
 from hipport.patterns import by_common_start, word_start
 from hipport.rewrite.shell import Rewritten, Spans, arch_list, flag_edits, libraries, path_edits, table
+from hipport.tuples import NamedTuple
 
 HIP_MIN_CMAKE = (3, 21)
 

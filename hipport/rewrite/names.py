@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from hipport import regexes
 from hipport.edits import Edit
@@ -12,6 +12,7 @@ from hipport.mappings import Mappings
 from hipport.parse.declarations import own_among, user_declared
 from hipport.parse.lexer import Lexed
 from hipport.rewrite.calls import NAMESPACE_ONLY, TRANSFORMS, Site, parse_call
+from hipport.tuples import NamedTuple
 
 # What a leftover CUDA API name looks like: reported as `unmapped` so nothing stays CUDA silently.
 CUDA_LOOKING = regexes.compile(

@@ -17,17 +17,20 @@ helper functions' `return` and conditional expressions; what cannot be followed 
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 from hipport import regexes
 from hipport.edits import Edit, apply_edits
+from hipport.lazy import lazy_import
 from hipport.parse import python as pyast
 from hipport.rewrite.shell import (Rewritten, Spans, arch_list, flag_edits, flag_rules, libraries,
                                    link_edits, value_ok)
 from hipport.source import bom_length
+from hipport.tuples import NamedTuple
+
+ast = lazy_import("ast")  # loaded by the first Python file (hipport.lazy)
 
 _ARCH_WHY = "PyTorch's ROCm build passes --offload-arch from PYTORCH_ROCM_ARCH"
 _SIMPLE = regexes.compile(r"([rRuU]?)('|\")([^'\"\\\n]*)\2\Z")

@@ -11,12 +11,13 @@ import bisect
 import functools
 import re
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Iterable
 
 from hipport import regexes
 from hipport.edits import Edit
 from hipport.errors import MappingError
 from hipport.source import bom_length
+from hipport.tuples import NamedTuple
 
 # ---------------------------------------------------------------------------------------------
 # the tables

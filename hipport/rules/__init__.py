@@ -16,9 +16,10 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator
 
 from hipport.findings import CATEGORY_CODES, EFFORTS, SEVERITIES
+from hipport.tuples import NamedTuple
 
 DOC_SECTIONS = ("What it does", "Why it matters on AMD GPUs", "Example", "Fix")
 UNUSED_SUPPRESSION = "HP1901"  # rules/suppression.py's rule, which the check engine runs itself

@@ -77,7 +77,7 @@ import bisect
 import functools
 import weakref
 import re
-from typing import Callable, Hashable, Iterable, Iterator, NamedTuple
+from typing import Callable, Hashable, Iterable, Iterator
 
 import tree_sitter
 
@@ -86,6 +86,7 @@ from hipport.parse import tree as ts
 from hipport.parse.lexer import MacroDef, Substrings, logical_end
 from hipport.patterns import by_common_start, starts_of, whole_word_starts, word_start
 from hipport.rewrite.calls import split_top_level
+from hipport.tuples import NamedTuple
 
 __all__ = [
     "DeviceFunction", "MacroDef", "TYPE_SIZES", "call_args", "call_name", "call_qualified_name",

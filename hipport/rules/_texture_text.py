@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import NamedTuple
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
 from hipport.parse.braces import LINKAGE_HEAD, word_before
 from hipport.rewrite.calls import parse_call, split_top_level
+from hipport.tuples import NamedTuple
 
 
 class FetchCall(NamedTuple):

@@ -227,9 +227,8 @@ def risk_names(mappings, category: str) -> frozenset[str]:
     cached = _RISK_CACHE.get(id(entries))
     if cached is None or cached[0] is not entries:
         by_risk: dict[str, set[str]] = {}
-        for name, risk in entries.field_of_all("risk"):
-            if risk:
-                by_risk.setdefault(risk, set()).add(name)
+        for name, risk in entries.risks.items():
+            by_risk.setdefault(risk, set()).add(name)
         cached = (entries, {k: frozenset(v) for k, v in by_risk.items()})
         _RISK_CACHE[id(entries)] = cached  # holds `entries`, so the id is not reused
     return cached[1].get(category, frozenset())

@@ -11,19 +11,22 @@ platform. The same scanners serve cuda-only-library and pytorch-extension.
 
 from __future__ import annotations
 
-import ast
 import bisect
 import functools
 import re
 import warnings
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 from hipport import regexes
+from hipport.lazy import lazy_import
 from hipport.parse.lexer import Substrings
 from hipport.parse import python as pyast
 from hipport.patterns import leftmost_matches, word_start
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
+from hipport.tuples import NamedTuple
+
+ast = lazy_import("ast")  # loaded by the first Python file (hipport.lazy)
 
 BUILD_KINDS = ("cmake", "make", "setup.py", "pyproject", "docker")
 

@@ -7,18 +7,20 @@ PYTHON_MODULES do the same for Python dependencies and imports. The rules only r
 
 from __future__ import annotations
 
-from typing import NamedTuple
-import ast
 import bisect
 import re
 from functools import lru_cache
 
 from hipport import regexes
+from hipport.lazy import lazy_import
 from hipport.parse.lexer import Substrings
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.build_flags import (
     build_matches, comment_spans, python_imports, python_nodes, python_span, python_string_tokens)
+from hipport.tuples import NamedTuple
+
+ast = lazy_import("ast")  # loaded by the first Python file (hipport.lazy)
 
 
 class Library(NamedTuple):

@@ -10,7 +10,6 @@ left to unsupported-api.
 
 from __future__ import annotations
 
-from typing import NamedTuple
 import re
 from functools import lru_cache
 
@@ -18,6 +17,7 @@ from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import table_name_uses
+from hipport.tuples import NamedTuple
 
 
 class Pattern(NamedTuple):

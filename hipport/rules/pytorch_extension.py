@@ -7,16 +7,18 @@ it. Python files are parsed with `ast` and never executed.
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 from functools import lru_cache
 from typing import Iterator
 
 from hipport import regexes
+from hipport.lazy import lazy_import
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules.build_flags import python_imports, python_nodes, python_parents, python_span, tests_rocm
 from hipport.rules.version_macro import TORCH_HEADER_PREFIXES, includes_torch, version_comparisons
+
+ast = lazy_import("ast")  # loaded by the first Python file (hipport.lazy)
 
 
 # The rule needs an include of a PyTorch header, whose path is a slice of the file.
@@ -224,9 +226,6 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-_TEST_FIELDS = {ast.If: "test", ast.While: "test", ast.Assert: "test", ast.IfExp: "test"}
-
-
 def _gates(node: ast.AST, parents: dict) -> bool:
     """Whether the value of `node` decides control flow without a ROCm alternative: it reaches
     an if/while/assert/ternary test or a comprehension filter, or feeds a comparison or boolean
@@ -234,8 +233,7 @@ def _gates(node: ast.AST, parents: dict) -> bool:
     child, parent = node, parents.get(node)
     gate = None
     while parent is not None:
-        field = _TEST_FIELDS.get(type(parent))
-        if field and getattr(parent, field) is child:
+        if isinstance(parent, (ast.If, ast.While, ast.Assert, ast.IfExp)) and parent.test is child:
             gate = child
             break
         if isinstance(parent, ast.comprehension) and child in parent.ifs:
