@@ -455,24 +455,26 @@ COMMANDS = (
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser; with `only` (a command's name), only that command gets its
-    options: the others are still listed in the help."""
+    """The command line's parser; with `only` (a command's name), that command alone (each
+    command's parser costs a run about half a millisecond, more where gettext looks for
+    translations): the top-level help, which lists them all, needs `only` None."""
     top = _Parser(prog="hipport", usage="%(prog)s [OPTIONS] COMMAND [ARGS]...",
                   description="Port CUDA C++ and PyTorch CUDA extensions to AMD HIP/ROCm.")
     top.add_argument("--version", action="version", version=f"hipport, version {__version__}",
                      help="Show the version and exit.")
     sub = top.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for func, operands, options in COMMANDS:
-        p = _command(sub, func, operands)
         if only is None or only == func.__name__:
-            options(p)
+            options(_command(sub, func, operands))
     return top
 
 
 def main(argv: list[str] | None = None) -> None:
     args_given = sys.argv[1:] if argv is None else argv
-    command = next((a for a in args_given if not a.startswith("-")), None)  # no top option takes a value
-    top = parser(command if command in {func.__name__ for func, _, _ in COMMANDS} else None)
+    # A command first: its parser alone. Anything else (a top-level option such as --help, an
+    # unknown command, none) gets every command's.
+    first = args_given[0] if args_given else None
+    top = parser(first if first in {func.__name__ for func, _, _ in COMMANDS} else None)
     try:
         args, extra = top.parse_known_args(argv)
         if not hasattr(args, "func"):

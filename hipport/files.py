@@ -138,8 +138,6 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
     root = find_root(named)
     real_root = root.resolve()
     found: dict[str, InputFile] = {}
-    never_walked, vendored = _matcher(NEVER_COPIED), _matcher(settings.excluded)
-    left_out = _matcher(settings.extend_exclude)
 
     def add(path: Path, rel: str | None = None) -> None:
         rel = rel or path.absolute().relative_to(root).as_posix()
@@ -159,6 +157,9 @@ def collect(paths: list[Path], settings: Settings) -> tuple[Path, list[InputFile
         found[rel] = InputFile(where, rel, kind)
 
     def walk(top: str, top_rel: str) -> None:
+        # Matched only where a folder is walked: pre-commit names files.
+        never_walked, vendored = _matcher(NEVER_COPIED), _matcher(settings.excluded)
+        left_out = _matcher(settings.extend_exclude)
         # A stack, not recursion: a tree may nest folders deeper than Python's stack goes.
         stack = [(top, top_rel, False)]
         while stack:

@@ -935,17 +935,24 @@ def test_rename_and_keep_names_the_last_one_wins(tmp_path):
     assert list((tmp_path / "a").rglob("*.hip")) and not list((tmp_path / "b").rglob("*.hip"))
 
 
-def test_only_the_command_run_gets_its_options_built(capsys):
+def test_only_the_command_run_gets_its_parser_built(capsys):
     from hipport.cli import parser
 
-    def option_count(top, name):
+    def commands(top):
         sub = next(a for a in top._actions if a.dest == "==SUPPRESS==" and hasattr(a, "choices") and a.choices)
-        return len(sub.choices[name]._actions)
+        return {name: len(p._actions) for name, p in sub.choices.items()}
 
-    only_check = parser("check")
-    assert option_count(only_check, "check") > 10 and option_count(only_check, "port") == 1  # just -h
-    full = parser()
-    assert all(option_count(full, name) > 1 for name in ("port", "check", "estimate", "rules", "verify"))
-    assert hipport("--help") == 0
-    listed = capsys.readouterr().out
-    assert all(name in listed for name in ("port", "check", "estimate", "rules", "verify"))
+    assert list(commands(parser("check"))) == ["check"] and commands(parser("check"))["check"] > 10
+    full = commands(parser())
+    assert list(full) == ["port", "check", "estimate", "rules", "verify"] and min(full.values()) > 1
+    names = ("port", "check", "estimate", "rules", "verify")
+    for args in (("--help",), ("-h", "port"), ()):  # the top-level help, whatever follows
+        assert hipport(*args) == (0 if args else 2)
+        captured = capsys.readouterr()
+        assert all(f"  {name} " in captured.out + captured.err for name in names), args
+    assert hipport("port", "--help") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Usage: hipport port [OPTIONS] PATH") and "--report" in out and "  check " not in out
+    assert hipport("nosuchcommand") == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'nosuchcommand'" in err and "'port', 'check', 'estimate', 'rules', 'verify'" in err

@@ -81,3 +81,23 @@ def test_a_named_path_that_is_not_there_is_a_clear_error(name, says, tmp_path, m
     monkeypatch.chdir(tmp_path)
     with pytest.raises(HipportError, match=f"^{name}: {says}$"):
         collect([Path("k.cu"), Path(name)], Settings())
+
+
+def test_named_files_need_no_folder_patterns(tmp_path, monkeypatch):
+    """The exclude patterns (one regex, compiled per run) match names met in a folder's walk:
+    a pre-commit run that names files compiles none."""
+    from hipport import files
+
+    (tmp_path / "k.cu").write_bytes(KERNEL)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "m.cu").write_bytes(KERNEL)
+    (tmp_path / "sub" / "build").mkdir()
+    (tmp_path / "sub" / "build" / "gen.cu").write_bytes(KERNEL)
+    files._matcher.cache_clear()
+    built = []
+    real = files._matcher.__wrapped__
+    monkeypatch.setattr(files, "_matcher", lambda patterns: built.append(patterns) or real(patterns))
+    _, found = collect([tmp_path / "k.cu"], Settings())
+    assert [f.rel for f in found] == ["k.cu"] and built == []
+    _, found = collect([tmp_path / "k.cu", tmp_path / "sub"], Settings())
+    assert [f.rel for f in found] == ["k.cu", "sub/m.cu"] and built  # sub/build is left out
