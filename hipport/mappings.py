@@ -9,7 +9,7 @@ import operator
 import os
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from hipport import regexes
 from hipport.errors import MappingError

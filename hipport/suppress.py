@@ -26,7 +26,6 @@ beyond those counts.
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from collections import Counter
 from typing import Callable, Iterable, Iterator, Sequence
@@ -34,6 +33,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 from hipport import __version__
 from hipport.errors import HipportError
 from hipport.findings import Finding
+from hipport.parse import hash_comments
 from hipport.rules import CATEGORY_CODES, Hit, Rule
 
 SUPPRESSION_CATEGORY = "suppression"
@@ -46,35 +46,11 @@ _MARKER = re.compile(
     rb"(?:[ \t]*\[(?P<names>[^\]\r\n]*)(?P<close>\])?)?"
 )
 
-# Comment spans of the files that use `#` comments, skipping string literals that may hold `#`.
-_HASH_COMMENTS = {
-    "python": rb"(?P<c>#[^\r\n]*)|'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)"
-              rb"|'(?:\\.|[^'\\\r\n])*'?|\"(?:\\.|[^\"\\\r\n])*\"?",
-    "cmake": rb"(?P<c>#\[(?P<eq>=*)\[[\s\S]*?(?:\](?P=eq)\]|\Z)|#[^\r\n]*)"
-             rb"|\[(?P<beq>=*)\[[\s\S]*?(?:\](?P=beq)\]|\Z)|\"(?:\\[\s\S]|[^\"\\])*\"?",
-    "make": rb"(?P<c>(?<!\\)#(?:\\\r?\n|[^\r\n])*)",
-    "docker": rb"(?m)(?P<c>^[ \t]*#[^\r\n]*)",
-    "requirements": rb"(?m)(?P<c>(?:^|(?<=[ \t]))#[^\r\n]*)",
-}
-_HASH_COMMENTS["setup.py"] = _HASH_COMMENTS["python"]
-_HASH_COMMENTS["pyproject"] = _HASH_COMMENTS["python"]  # TOML quotes the same way for this purpose
-
-
-@functools.lru_cache(maxsize=None)
-def _hash_pattern(kind: str) -> re.Pattern | None:
-    """Compiled when a file of the kind is first read: a check of C++ and CUDA needs none."""
-    text = _HASH_COMMENTS.get(kind)
-    return None if text is None else re.compile(text)
-
-
 def comment_spans(data: bytes, kind: str, c_comments: Sequence[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
     """Byte spans of the comments in a file. C/C++/CUDA files use the lexer's spans."""
     if kind in ("cuda", "cpp"):
         return sorted(c_comments or ())
-    pattern = _hash_pattern(kind)
-    if pattern is None:
-        return []
-    return [m.span("c") for m in pattern.finditer(data) if m.group("c") is not None]
+    return hash_comments.comment_spans(kind, data)
 
 
 class Suppression:

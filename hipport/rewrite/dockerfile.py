@@ -9,6 +9,7 @@ import re
 
 from hipport import regexes
 from hipport.edits import Edit
+from hipport.parse.hash_comments import comment_spans
 from hipport.parse.lexer import logical_end
 from hipport.rewrite.shell import Rewritten, Spans, command_edits, rocm_release, table, word_edits
 from hipport.source import bom_length
@@ -33,8 +34,6 @@ def base_image(image: str, tag: str, target: tuple[int, int]) -> tuple[str, str]
 
 
 def _comment_lines(data: bytes) -> list[tuple[int, int]]:
-    from hipport.rules.build_flags import comment_spans  # noqa: PLC0415 - the rules' own scanner
-
     return comment_spans("docker", data)
 
 

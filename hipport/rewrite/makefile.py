@@ -4,13 +4,12 @@ AMD targets), -lcudart/-lcublas/... -> the ROCm libraries, CUDA install paths, a
 
 from __future__ import annotations
 
+from hipport.parse.hash_comments import comment_spans
 from hipport.rewrite.shell import Rewritten, Spans, command_edits
 from hipport.source import bom_length
 
 
 def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
-    from hipport.rules.build_flags import comment_spans  # noqa: PLC0415 - the rules' own scanner
-
     comments = Spans(comment_spans("make", data))
     bom = bom_length(data)
     return command_edits(data, comments, start=bom, target=target, rename=settings.rename, policy="offload",

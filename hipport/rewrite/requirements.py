@@ -12,6 +12,7 @@ import re
 
 from hipport import regexes
 from hipport.edits import Edit
+from hipport.parse.hash_comments import comment_spans
 from hipport.rewrite.shell import Rewritten, Spans, rocm_release, table
 
 
@@ -54,8 +55,6 @@ _LOCAL = regexes.compile(rb"(?m)(?:^|(?<=\A\xef\xbb\xbf))[ \t]*([A-Za-z0-9][\w.-
 
 
 def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
-    from hipport.rules.build_flags import comment_spans  # noqa: PLC0415 - the rules' own scanner
-
     comments = Spans(comment_spans("requirements", data))
     out = index_edits(data, comments, target)
     label = _rows()["local-version"][0]

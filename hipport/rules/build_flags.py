@@ -1,12 +1,12 @@
 """build-flags: nvcc options and NVIDIA architecture lists in build files.
 
-Build files are not C++, so the C lexer is not used here. Each kind gets a small scanner that
-finds what is *not* code: CMake `#` and `#[[...]]` comments (quoted and bracket arguments are
-kept, since flags live in them), Makefile and requirements `#` comments, Dockerfile comment
-lines, TOML comments; in setup.py (Python) only string literals are scanned, found with
-`tokenize` (the file is never executed), skipping `if`/ternary constructs whose condition tests
-for ROCm (torch.version.hip, IS_HIP_EXTENSION, a HIP_BUILD flag): those are already split by
-platform. The same scanners serve cuda-only-library and pytorch-extension.
+Build files are not C++, so the C lexer is not used here: outside their comments
+(parse/hash_comments: CMake `#` and `#[[...]]` comments, quoted and bracket arguments kept,
+since flags live in them; Makefile, requirements, Dockerfile and TOML comments) is build text.
+In setup.py (Python) only string literals are scanned, found with `tokenize` (the file is
+never executed), skipping `if`/ternary constructs whose condition tests for ROCm
+(torch.version.hip, IS_HIP_EXTENSION, a HIP_BUILD flag): those are already split by platform.
+The same scanners serve cuda-only-library and pytorch-extension.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Iterator
 
 from hipport import regexes
 from hipport.lazy import lazy_import
+from hipport.parse.hash_comments import comment_spans
 from hipport.parse.lexer import Substrings
 from hipport.parse import python as pyast
 from hipport.patterns import leftmost_matches, word_start
@@ -29,105 +30,6 @@ from hipport.tuples import NamedTuple
 ast = lazy_import("ast")  # loaded by the first Python file (hipport.lazy)
 
 BUILD_KINDS = ("cmake", "make", "setup.py", "pyproject", "docker")
-
-# ---------------------------------------------------------------------------------------------
-# scanners
-
-
-_CMAKE_SPECIAL = regexes.compile(rb'["#[]')  # the only bytes where the CMake scanner has work
-_CMAKE_QUOTED_BODY = regexes.compile(rb'(?:\\.|[^"\\])*', re.S)  # up to the closing quote
-_BRACKET_OPEN = regexes.compile(rb"\[(=*)\[")
-
-
-def _cmake_comments(data: bytes) -> list[tuple[int, int]]:
-    out, n, i = [], len(data), 0
-    while (special := _CMAKE_SPECIAL.search(data, i)) is not None:
-        i = special.start()
-        c = data[i : i + 1]
-        if c == b'"':  # quoted argument: skip past the closing quote
-            i = _CMAKE_QUOTED_BODY.match(data, i + 1).end() + 1
-        elif c == b"[":
-            m = _BRACKET_OPEN.match(data, i)
-            if m:  # bracket argument
-                close = data.find(b"]" + m.group(1) + b"]", m.end())
-                i = n if close < 0 else close + len(m.group(1)) + 2
-            else:
-                i += 1
-        else:  # "#"
-            m = _BRACKET_OPEN.match(data, i + 1)
-            if m:  # bracket comment
-                close = data.find(b"]" + m.group(1) + b"]", m.end())
-                end = n if close < 0 else close + len(m.group(1)) + 2
-            else:
-                end = data.find(b"\n", i)
-                end = n if end < 0 else end
-            out.append((i, end))
-            i = end
-    return out
-
-
-def _hash_comments(data: bytes, *, escaped: bool, need_space: bool,
-                   line_start_only: bool) -> list[tuple[int, int]]:
-    out = []
-    for m in re.finditer(rb"[^\n]*", data):
-        line, base = m.group(), m.start()
-        if line_start_only:
-            if line.lstrip().startswith(b"#"):
-                out.append((base + len(line) - len(line.lstrip()), m.end()))
-            continue
-        j = 0
-        while True:
-            j = line.find(b"#", j)
-            if j < 0:
-                break
-            if escaped and j > 0 and line[j - 1 : j] == b"\\":
-                j += 1
-                continue
-            if need_space and j > 0 and line[j - 1 : j] not in (b" ", b"\t"):
-                j += 1
-                continue
-            out.append((base + j, m.end()))
-            break
-    return out
-
-
-def _toml_comments(data: bytes) -> list[tuple[int, int]]:
-    out, i, n = [], 0, len(data)
-    while i < n:
-        for q in (b'"""', b"'''", b'"', b"'"):
-            if data.startswith(q, i):
-                j = i + len(q)
-                while j < n and not data.startswith(q, j):
-                    if q[0:1] == b'"' and data[j : j + 1] == b"\\":
-                        j += 1
-                    elif len(q) == 1 and data[j : j + 1] == b"\n":
-                        break
-                    j += 1
-                i = j + len(q)
-                break
-        else:
-            if data[i : i + 1] == b"#":
-                end = data.find(b"\n", i)
-                end = n if end < 0 else end
-                out.append((i, end))
-                i = end
-            else:
-                i += 1
-    return out
-
-
-def comment_spans(kind: str, data: bytes) -> list[tuple[int, int]]:
-    if kind == "cmake":
-        return _cmake_comments(data)
-    if kind == "make":
-        return _hash_comments(data, escaped=True, need_space=False, line_start_only=False)
-    if kind == "docker":
-        return _hash_comments(data, escaped=False, need_space=False, line_start_only=True)
-    if kind == "requirements":
-        return _hash_comments(data, escaped=False, need_space=True, line_start_only=False)
-    if kind == "pyproject":
-        return _toml_comments(data)
-    return []
 
 
 def parse_python(data: bytes) -> ast.AST | None:

@@ -13,11 +13,12 @@ from functools import lru_cache
 
 from hipport import regexes
 from hipport.lazy import lazy_import
+from hipport.parse.hash_comments import comment_spans
 from hipport.parse.lexer import Substrings
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.rules.build_flags import (
-    build_matches, comment_spans, python_imports, python_nodes, python_span, python_string_tokens)
+    build_matches, python_imports, python_nodes, python_span, python_string_tokens)
 from hipport.tuples import NamedTuple
 
 ast = lazy_import("ast")  # loaded by the first Python file (hipport.lazy)

@@ -1,0 +1,56 @@
+"""The `#` comments of Python and build files (CMake, Makefiles, Dockerfiles, requirements
+files, TOML), for the rules, the build-file rewriters and inline suppressions alike.
+
+One compiled pattern per kind finds them, in C. Each pattern matches, left to right, either a
+comment (group `c`) or what a `#` inside does not start a comment: a string literal, a CMake
+bracket or quoted argument. What counts as a comment, per kind:
+
+    python, setup.py   `#` to the line's end, outside strings (triple-quoted ones too)
+    cmake              `#` to the line's end and `#[[...]]` (any number of `=`), outside
+                       quoted and bracket arguments
+    make               `#` not escaped by a backslash, to the line's end; a backslash at the
+                       end continues it (GNU make's rule)
+    docker             a line whose first character other than a space or tab is `#`
+    requirements       `#` at a line's start or after a space or tab (pip's rule: `a#b` is
+                       a URL fragment)
+    pyproject          `#` to the line's end, outside TOML's strings (a literal string,
+                       `'...'` or `'''...'''`, has no escapes)
+
+A span ends before the line's end (`\\r` and `\\n`); an unterminated string or bracket runs to
+the end of the file.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+_PYTHON = (rb"(?P<c>#[^\r\n]*)|'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)"
+           rb"|'(?:\\.|[^'\\\r\n])*'?|\"(?:\\.|[^\"\\\r\n])*\"?")
+_PATTERNS = {
+    "python": _PYTHON,
+    "setup.py": _PYTHON,
+    "cmake": rb"(?P<c>#\[(?P<eq>=*)\[[\s\S]*?(?:\](?P=eq)\]|\Z)|#[^\r\n]*)"
+             rb"|\[(?P<beq>=*)\[[\s\S]*?(?:\](?P=beq)\]|\Z)|\"(?:\\[\s\S]|[^\"\\])*\"?",
+    "make": rb"(?P<c>(?<!\\)#(?:\\\r?\n|[^\r\n])*)",
+    "docker": rb"(?m)^[ \t]*(?P<c>#[^\r\n]*)",
+    "requirements": rb"(?m)(?P<c>(?:^|(?<=[ \t]))#[^\r\n]*)",
+    "pyproject": rb"(?P<c>#[^\r\n]*)|'''[\s\S]*?(?:'''|\Z)|\"\"\"(?:\\[\s\S]|[^\\])*?(?:\"\"\"|\Z)"
+                 rb"|'[^'\r\n]*'?|\"(?:\\.|[^\"\\\r\n])*\"?",
+}
+KINDS = frozenset(_PATTERNS)
+
+
+@functools.lru_cache(maxsize=None)
+def _pattern(kind: str) -> re.Pattern | None:
+    """Compiled when a file of the kind is first read: a run over C++ and CUDA needs none."""
+    text = _PATTERNS.get(kind)
+    return None if text is None else re.compile(text)
+
+
+def comment_spans(kind: str, data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each comment of a file of `kind`, in order; none for another kind."""
+    pattern = _pattern(kind)
+    if pattern is None:
+        return []
+    return [m.span("c") for m in pattern.finditer(data) if m.group("c") is not None]

@@ -1,0 +1,95 @@
+"""parse/hash_comments: the `#` comments of Python and build files, one scanner for the rules,
+the build-file rewriters and inline suppressions."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from hipport.check import check_source
+from hipport.config import Settings
+from hipport.parse.hash_comments import KINDS, comment_spans
+from hipport.rules import all_rules
+from hipport.suppress import comment_spans as suppression_comments
+
+
+def comments(kind: str, text: bytes) -> list[bytes]:
+    return [text[a:b] for a, b in comment_spans(kind, text)]
+
+
+def test_python_comments_skip_strings():
+    text = b"a = '#x'  # one\nb = \"\"\"\n# not\n\"\"\"  # two\r\nc = 'it\\'s # in'\n"
+    assert comments("python", text) == [b"# one", b"# two"]
+    assert comments("setup.py", text) == comments("python", text)
+
+
+def test_cmake_comments_skip_quoted_and_bracket_arguments():
+    text = (b'set(A "-arch=sm_80 # kept")  # one\n'
+            b"#[==[ two\nlines ]==]\n"
+            b"set(B [=[ # in a bracket ]=])\n"
+            b'set(C "a\\"#b")\n')
+    assert comments("cmake", text) == [b"# one", b"#[==[ two\nlines ]==]"]
+
+
+def test_a_makefile_comment_goes_on_past_a_backslash_at_the_line_end():
+    text = b"A = 1 # one \\\nB = 2\nC = 3 \\# no\nD = 4#three\n"
+    assert comments("make", text) == [b"# one \\\nB = 2", b"#three"]
+
+
+def test_the_makefile_scanner_agrees_with_make(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    makefile = tmp_path / "Makefile"
+    makefile.write_bytes(b"# a comment \\\nX := 1\nY := 2 # \\\nZ := 3\nall: ; @echo '[$(X)][$(Y)][$(Z)]'\n")
+    out = subprocess.run(["make", "-s", "-f", str(makefile)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[][2 ][]"  # both continued lines are comment
+    data = makefile.read_bytes()
+    starts = [0] + [i + 1 for i, c in enumerate(data) if c == ord("\n")]
+    continued = {n for n, s in enumerate(starts) for a, b in comment_spans("make", data) if a < s < b}
+    assert continued == {1, 3}  # the lines that begin inside a comment: X's and Z's
+
+
+def test_dockerfile_comments_are_whole_lines():
+    text = b"# one\nFROM nvidia/cuda:12.1 AS base\n  # two\nRUN echo '#not'\n"
+    assert comments("docker", text) == [b"# one", b"# two"]
+    assert comment_spans("docker", text)[1][0] == text.index(b"# two")
+
+
+def test_requirements_comments_start_a_line_or_follow_a_space():
+    text = b"# one\ntorch==2.3 # two\nhttps://example.com/x#egg=y\n\tapex\t# three\n"
+    assert comments("requirements", text) == [b"# one", b"# two", b"# three"]
+
+
+def test_toml_literal_strings_have_no_escapes():
+    text = (b"path = 'C:\\dir\\' # one\n"
+            b'name = "a \\" # in" # two\n'
+            b"doc = '''\n# not\n''' # three\n"
+            b'more = """ \\""" # in """ # four\n')
+    assert comments("pyproject", text) == [b"# one", b"# two", b"# three", b"# four"]
+
+
+def test_unterminated_strings_and_brackets_run_to_the_end():
+    assert comments("python", b"x = '''# in\n# still") == []
+    assert comments("cmake", b"#[[ open\n# still") == [b"#[[ open\n# still"]
+    assert comments("cmake", b"set(A [[ # in") == []
+
+
+def test_other_kinds_have_no_hash_comments():
+    assert "cuda" not in KINDS and comment_spans("cuda", b"#include <x>\n") == []
+
+
+def test_suppressions_and_rules_read_the_same_comments():
+    """A suppression after a TOML literal string ending in a backslash is read (before, the
+    string ran on through the comment, read with Python's escapes)."""
+    text = b"[tool.x]\npath = 'C:\\dir\\' # hipport: ignore[build-flags]\n"
+    assert suppression_comments(text, "pyproject") == comment_spans("pyproject", text)
+    assert [text[a:b] for a, b in suppression_comments(text, "pyproject")] == [b"# hipport: ignore[build-flags]"]
+
+
+def test_a_flag_on_a_continued_makefile_comment_is_not_reported():
+    data = b"NVCC = nvcc\n# the old targets: \\\nNVCC_FLAGS += -arch=sm_70\nNVCC_FLAGS += -arch=sm_80\n"
+    checked = check_source(data, "Makefile", "make", Settings(), all_rules())
+    findings = [f for f in checked.findings if f.rule == "HP1101"]
+    assert [f.line for f in findings] == [4]
