@@ -30,6 +30,7 @@ from hipport import regexes
 from hipport.config import Settings
 from hipport.errors import HipportError
 from hipport.parallel import processes
+from hipport.parse.hash_comments import comment_spans
 from hipport.words import plural
 
 INSTALL_HINT = (
@@ -147,7 +148,7 @@ def build_file_includes(root: Path) -> list[Path]:
             continue
         here = f.path.parent
         if kind == "cmake":
-            for m in _CMAKE_INCLUDE.finditer(_strip_hash_comments(data)):
+            for m in _CMAKE_INCLUDE.finditer(_without_comments(kind, data)):
                 args = m.group(1).split()
                 if m.group().lower().startswith(b"target_") and args:
                     args = args[1:]  # the target
@@ -167,7 +168,7 @@ def build_file_includes(root: Path) -> list[Path]:
             found += [here / d for d in _setup_include_dirs(data)]
         elif kind == "make":
             found += [here / m.group(1).decode("utf-8", "replace")
-                      for m in _MAKE_INCLUDE.finditer(_strip_hash_comments(data))]
+                      for m in _MAKE_INCLUDE.finditer(_without_comments(kind, data))]
     out: list[Path] = []
     for d in found:
         d = d.resolve()
@@ -176,8 +177,15 @@ def build_file_includes(root: Path) -> list[Path]:
     return out
 
 
-def _strip_hash_comments(data: bytes) -> bytes:
-    return re.sub(rb"(?m)#.*$", b"", data)
+def _without_comments(kind: str, data: bytes) -> bytes:
+    """The file with its comments taken out (parse/hash_comments: a `#` in a quoted argument
+    stays, a CMake bracket comment goes whole)."""
+    kept, pos = [], 0
+    for start, end in comment_spans(kind, data):
+        kept.append(data[pos:start])
+        pos = end
+    kept.append(data[pos:])
+    return b"".join(kept)
 
 
 def _setup_include_dirs(data: bytes) -> list[str]:

@@ -56,7 +56,10 @@ def make_tree(root: Path) -> Path:
         "build/generated.cu": "// build output: never compiled\n",
         "third_party/lib/vendored.cu": "// vendored: never compiled\n",
         "CMakeLists.txt": "target_include_directories(t PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include ${GEN} "
-                          "$<BUILD_INTERFACE:x>)\ninclude_directories(src)\n# include_directories(nothere)\n",
+                          "$<BUILD_INTERFACE:x>)\ninclude_directories(src)\n# include_directories(nothere)\n"
+                          "#[[ an old layout:\ninclude_directories(csrc_inc) ]]\n"
+                          'include_directories("include#dir")\n',
+        "include#dir/h.h": "\n",
         "setup.py": 'CUDAExtension("m", [], include_dirs=["csrc_inc", "/nonexistent"])\n',
         "csrc_inc/a.h": "\n",
         "tools/Makefile": "CFLAGS = -I../include -I$(ROCM)/include -Ino_such_dir\n",
@@ -81,7 +84,10 @@ def test_units_and_include_folders(tmp_path):
     with_headers = {p.relative_to(root).as_posix() for p in verify.units(root, headers=True)}
     assert {"include/k.cuh", "include/inc/local.h", "csrc_inc/a.h"} <= with_headers
     dirs = [d.relative_to(root.resolve()).as_posix() for d in verify.build_file_includes(root)]
-    assert sorted(dirs) == ["csrc_inc", "include", "src"]
+    assert sorted(dirs) == ["csrc_inc", "include", "include#dir", "src"]
+    (root / "setup.py").unlink()  # csrc_inc is named in a CMake bracket comment alone now
+    dirs = [d.relative_to(root.resolve()).as_posix() for d in verify.build_file_includes(root)]
+    assert sorted(dirs) == ["include", "include#dir", "src"]
 
 
 def test_command_has_the_hipcc_facts(tmp_path):
