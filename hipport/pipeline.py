@@ -154,7 +154,7 @@ def _port_build(data: bytes, base: dict, kind: str, ctx, settings: Settings, ren
         rewrite = importlib.import_module(f"hipport.rewrite.{BUILD_REWRITERS[kind]}").rewrite
         shared = {}
         if kind == "setup.py":  # the rules' parse and walk serve the rewriter too
-            from hipport.rules.build_flags import python_syntax  # noqa: PLC0415 - a rule module's
+            from hipport.rules._python import python_syntax  # noqa: PLC0415 - loaded with the rules
 
             shared["syntax"] = python_syntax(ctx)
         done = rewrite(data, base["source"], settings, renamed, ctx.mappings.target_hip, **shared)

@@ -101,11 +101,11 @@ def test_where_the_reading_gives_up_the_rules_parse_the_file_whole():
 
 
 def test_a_file_whose_imports_alone_matter_is_not_parsed_whole(monkeypatch):
-    from hipport.rules import build_flags
+    from hipport.rules import _python
 
     parsed = []
-    parse = build_flags.parse_python
-    monkeypatch.setattr(build_flags, "parse_python", lambda data: parsed.append(data) or parse(data))
+    parse = _python.parse_python
+    monkeypatch.setattr(_python, "parse_python", lambda data: parsed.append(data) or parse(data))
     model = b"import torch\nimport cuda.bindings.driver as cuda\n\ndef f(x):\n    return x.cuda()\n" * 50
     found = port_source(model, "m.py", "python", Settings()).result.findings
     assert [(f.rule, f.line) for f in found] == [("HP905", 2 + 5 * i) for i in range(50)]

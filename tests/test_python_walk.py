@@ -72,7 +72,7 @@ def test_a_python_file_is_walked_whole_by_no_one(name, monkeypatch):
 
 @pytest.mark.parametrize("path", sorted(ROOT.glob("fixtures/**/setup.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_a_setup_py_is_parsed_whole_once_and_walked_once(path, monkeypatch):
-    """The rules and the setup.py rewriter read one tree from one walk (build_flags.
+    """The rules and the setup.py rewriter read one tree from one walk (rules/_python.
     python_syntax): flash-attention's two large setup.py files were parsed twice and walked
     three times, 95 of its port's 1,100 ms. The import reader's one-statement parses aside."""
     from hipport.analysis import context_for
@@ -104,11 +104,11 @@ def test_a_setup_py_is_parsed_whole_once_and_walked_once(path, monkeypatch):
 
 
 def test_a_python_file_without_the_rules_words_is_never_parsed(monkeypatch):
-    from hipport.rules import build_flags
+    from hipport.rules import _python
 
     parsed = []
-    parse = build_flags.parse_python
-    monkeypatch.setattr(build_flags, "parse_python", lambda data: parsed.append(data) or parse(data))
+    parse = _python.parse_python
+    monkeypatch.setattr(_python, "parse_python", lambda data: parsed.append(data) or parse(data))
     plain = b"import numpy as np\n\ndef mean(x):\n    return np.mean(x)\n"
     assert not port_source(plain, "stats.py", "python", Settings()).result.findings
     assert parsed == []
@@ -139,11 +139,11 @@ elif torch.version.hip:
 def test_a_model_saying_cuda_without_a_gate_or_nvidia_import_is_not_parsed(monkeypatch):
     """ast takes about 150 bytes a byte of source (a 4 MB file: 650 MB): a Python file is
     parsed only where a rule could report something, not wherever `cuda` occurs."""
-    from hipport.rules import build_flags
+    from hipport.rules import _python
 
     parsed = []
-    parse = build_flags.parse_python
-    monkeypatch.setattr(build_flags, "parse_python", lambda data: parsed.append(data) or parse(data))
+    parse = _python.parse_python
+    monkeypatch.setattr(_python, "parse_python", lambda data: parsed.append(data) or parse(data))
     assert not port_source(TORCH_CUDA_MODEL, "model.py", "python", Settings()).result.findings
     assert parsed == []
 
@@ -213,11 +213,11 @@ def test_a_module_importing_torch_and_another_version_is_not_parsed(monkeypatch)
     its `.cuda`); where they show torch and packaging's version but the text has neither
     `version` then `.cuda` nor CUDA_HOME, as in DeepSpeed's modules, nothing is parsed whole.
     An alias of torch.version used as a gate is still found."""
-    from hipport.rules import build_flags
+    from hipport.rules import _python
 
     parsed = []
-    parse = build_flags.parse_python
-    monkeypatch.setattr(build_flags, "parse_python", lambda data: parsed.append(data) or parse(data))
+    parse = _python.parse_python
+    monkeypatch.setattr(_python, "parse_python", lambda data: parsed.append(data) or parse(data))
     deepspeed = (b"import torch\nfrom packaging import version as pkg_version\n\n"
                  b"def new_enough():\n    return pkg_version.parse(torch.__version__) >= pkg_version.parse('2.1')\n")
     assert not port_source(deepspeed, "m.py", "python", Settings()).result.findings

@@ -46,7 +46,7 @@ class _Module:
         self.data = data
         self.tree = tree
         # every node in ast.walk's order, node -> parent, node -> (start, end) byte offsets:
-        # the rules' (build_flags.python_syntax), else found here (_index)
+        # the rules' (rules/_python.python_syntax), else found here (_index)
         self.nodes: list[ast.AST] | None = None
         self.parents: dict = {}
         if syntax is not None:
@@ -332,7 +332,7 @@ class _Editor:
 def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int],
             syntax: tuple | None = None) -> Rewritten:
     """The edits that port a setup.py. `syntax`: its tree, nodes, parents and spans as the
-    rules read them (build_flags.python_syntax), so that one parse and one walk serve both."""
+    rules read them (rules/_python.python_syntax), so that one parse and one walk serve both."""
     try:
         return _rewrite(data, rel, settings, renamed, target, syntax)
     except RecursionError:  # thousands of `+` in one value: deeper than parsing or following it can go

@@ -17,8 +17,8 @@ from hipport.parse.hash_comments import comment_spans
 from hipport.parse.lexer import Substrings
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
-from hipport.rules.build_flags import (
-    build_matches, python_imports, python_nodes, python_span, python_string_tokens)
+from hipport.rules._python import python_imports, python_nodes, python_span, python_string_tokens
+from hipport.rules.build_flags import build_matches
 from hipport.tuples import NamedTuple
 
 ast = lazy_import("ast")  # loaded by the first Python file (hipport.lazy)

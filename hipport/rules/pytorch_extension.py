@@ -15,7 +15,7 @@ from typing import Iterator
 from hipport import regexes
 from hipport.lazy import lazy_import
 from hipport.rules import Guarded, Hit, rule
-from hipport.rules.build_flags import python_imports, python_nodes, python_parents, python_span, tests_rocm
+from hipport.rules._python import python_imports, python_nodes, python_parents, python_span, tests_rocm
 from hipport.rules.version_macro import TORCH_HEADER_PREFIXES, includes_torch, version_comparisons
 
 ast = lazy_import("ast")  # loaded by the first Python file (hipport.lazy)
