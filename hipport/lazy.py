@@ -4,6 +4,8 @@
 pre-commit check of a .cu file, a port of a tree with no Python in it. A module named here is
 registered at once (so every `import ast` elsewhere gets the same module, and the same node
 classes) and loaded by importlib's LazyLoader when one of its attributes is first read.
+Python 3.11's LazyLoader is not safe to trigger from two threads at once: hipport's only other
+threads (the pool's feeders) pass pickled bytes and never read these modules.
 """
 
 from __future__ import annotations
