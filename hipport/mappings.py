@@ -450,8 +450,8 @@ def _read_compiled_file(path: str, digest: bytes, summary_only: bool) -> Any:
                 return None
             if summary_only:
                 return summary
-            texts, heads, risks, conflicts, includes, resolved = marshal.loads(f.read())  # not
-            # marshal.load(f), which reads in small steps
+            # marshal.loads(f.read()), not marshal.load(f), which reads in small steps
+            texts, heads, risks, conflicts, includes, resolved = marshal.loads(f.read())
     except (OSError, TypeError, ValueError, EOFError):
         return None  # absent, unreadable or damaged: parse the tables
     return _Rows(texts, heads, risks, tuple(summary["newest"])), conflicts, includes, resolved
