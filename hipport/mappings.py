@@ -188,18 +188,41 @@ def _raw_supported(t: tuple) -> bool:
     return bool(t[_ROC] if t[_LIB] in MIOPEN_LIBS else t[_HIP])
 
 
-class _Rows(Mapping):
+class _ByName(Mapping):
+    """A read-only mapping whose names are the keys of `texts` (every row's text, by name):
+    membership, order and size come from that dict, in C."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self, texts: dict[str, str]):
+        self.texts = texts
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.texts
+
+    def keys(self):
+        """The names, as a view that tests membership in C (callers test every identifier)."""
+        return self.texts.keys()
+
+    def __iter__(self):
+        return iter(self.texts)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+class _Rows(_ByName):
     """name -> raw row, over the rows kept as one text each (the fields joined by tabs, which
     no TSV cell holds): marshal loads 9,500 strings in half the time of 9,500 tuples of 17
     fields, and a port reads a few hundred rows. What every process asks of all the rows is
     worked out when the tables are parsed and kept beside them: the lexer's name heads, the
     names that have a risk, the newest HIP version."""
 
-    __slots__ = ("texts", "heads", "risks", "newest")
+    __slots__ = ("heads", "risks", "newest")
 
     def __init__(self, texts: dict[str, str], heads: tuple[bytes, ...], risks: dict[str, str],
                  newest: tuple[int, int]):
-        self.texts = texts
+        super().__init__(texts)
         self.heads = heads  # name_heads(the names)
         self.risks = risks  # name -> its row's risk, for the rows that have one
         self.newest = newest  # the newest HIP version a row was added in
@@ -213,27 +236,15 @@ class _Rows(Mapping):
     def __getitem__(self, name: str) -> tuple:
         return tuple(self.texts[name].split("\t"))
 
-    def __contains__(self, name: object) -> bool:
-        return name in self.texts
 
-    def keys(self):
-        return self.texts.keys()
-
-    def __iter__(self):
-        return iter(self.texts)
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-
-class _Entries(Mapping):
+class _Entries(_ByName):
     """Read-only name -> Entry view over the raw rows; an Entry is built on first use."""
 
-    __slots__ = ("_raw", "_texts", "_made", "heads", "risks")
+    __slots__ = ("_raw", "_made", "heads", "risks")
 
     def __init__(self, raw: _Rows):
+        super().__init__(raw.texts)  # asked directly: every identifier of every file is looked up
         self._raw = raw
-        self._texts = raw.texts  # asked directly: every identifier of every file is looked up
         self._made: dict[str, Entry] = {}
         self.heads = raw.heads  # the lexer's prefixes (loaders.candidate_prefixes)
         self.risks = raw.risks  # name -> risk column, where it is filled (rules/api_tables)
@@ -247,26 +258,13 @@ class _Entries(Mapping):
     def get(self, name: str, default: Any = None) -> Any:
         e = self._made.get(name)
         if e is None:
-            if name not in self._texts:
+            if name not in self.texts:
                 return default
             e = self._made[name] = _make_entry(self._raw[name])
         return e
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._texts
-
-    def keys(self):
-        """The names, as a view that tests membership in C (callers test every identifier)."""
-        return self._texts.keys()
-
-    def __iter__(self):
-        return iter(self._texts)
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
     def __repr__(self) -> str:
-        return f"<{len(self._texts)} mapping entries>"
+        return f"<{len(self.texts)} mapping entries>"
 
 
 # ---------------------------------------------------------------------------------------------
