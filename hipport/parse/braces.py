@@ -11,7 +11,6 @@ certain: `balanced` is False and callers fall back to the tree.
 from __future__ import annotations
 
 import bisect
-import re
 import weakref
 
 from hipport import regexes

@@ -5,7 +5,6 @@ declared inside a namespace or class. Those keep their names even when they spel
 from __future__ import annotations
 
 import bisect
-import re
 from typing import Callable, Collection, Iterable
 
 from hipport import regexes

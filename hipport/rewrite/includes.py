@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import re
-
 from hipport import regexes
 from hipport.edits import Edit
 from hipport.mappings import Mappings

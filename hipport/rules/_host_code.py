@@ -11,8 +11,6 @@ unpaired braces, a brace pair it cannot name) is "can't tell": the rule asks the
 
 from __future__ import annotations
 
-import re
-
 from hipport import regexes
 from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
 from hipport.parse.declarations import EXPRESSION_KEYWORDS

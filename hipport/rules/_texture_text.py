@@ -15,7 +15,6 @@ tests/test_texture_text.py checks that both readings agree wherever this one ans
 from __future__ import annotations
 
 import bisect
-import re
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE

@@ -14,7 +14,6 @@ of this package that scan C/C++ sources.
 from __future__ import annotations
 
 import bisect
-import re
 from functools import lru_cache
 from typing import Callable, Iterator
 

@@ -6,8 +6,6 @@ cooperative-groups finding."""
 
 from __future__ import annotations
 
-import re
-
 from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx

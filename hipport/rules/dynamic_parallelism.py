@@ -5,7 +5,6 @@ Build-file parts (`-rdc=true`, `cudadevrt`) belong to the build-flags rules."""
 from __future__ import annotations
 
 import bisect
-import re
 
 from hipport import regexes
 from hipport.rules import Hit, rule

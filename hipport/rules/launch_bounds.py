@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx

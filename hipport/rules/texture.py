@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from hipport import regexes
 from hipport.patterns import name_triggers
 from hipport.rules import Hit, rule
