@@ -240,14 +240,22 @@ class _Rows(_ByName):
 class _Entries(_ByName):
     """Read-only name -> Entry view over the raw rows; an Entry is built on first use."""
 
-    __slots__ = ("_raw", "_made", "heads", "risks")
+    __slots__ = ("_raw", "_made")
 
     def __init__(self, raw: _Rows):
         super().__init__(raw.texts)  # asked directly: every identifier of every file is looked up
         self._raw = raw
         self._made: dict[str, Entry] = {}
-        self.heads = raw.heads  # the lexer's prefixes (loaders.candidate_prefixes)
-        self.risks = raw.risks  # name -> risk column, where it is filled (rules/api_tables)
+
+    @property
+    def heads(self) -> tuple[bytes, ...]:
+        """The lexer's prefixes (loaders.candidate_prefixes), kept with the rows."""
+        return self._raw.heads
+
+    @property
+    def risks(self) -> dict[str, str]:
+        """Name -> risk column, where it is filled (rules/api_tables), kept with the rows."""
+        return self._raw.risks
 
     def __getitem__(self, name: str) -> Entry:
         e = self._made.get(name)

@@ -28,6 +28,7 @@ from typing import Callable, Iterable
 
 from hipport import regexes
 from hipport.config import Settings
+from hipport.edits import splice
 from hipport.errors import HipportError
 from hipport.parallel import processes
 from hipport.parse.hash_comments import comment_spans
@@ -180,12 +181,7 @@ def build_file_includes(root: Path) -> list[Path]:
 def _without_comments(kind: str, data: bytes) -> bytes:
     """The file with its comments taken out (parse/hash_comments: a `#` in a quoted argument
     stays, a CMake bracket comment goes whole)."""
-    kept, pos = [], 0
-    for start, end in comment_spans(kind, data):
-        kept.append(data[pos:start])
-        pos = end
-    kept.append(data[pos:])
-    return b"".join(kept)
+    return splice(data, ((start, end, b"") for start, end in comment_spans(kind, data)))
 
 
 def _setup_include_dirs(data: bytes) -> list[str]:

@@ -38,7 +38,6 @@ _PATTERNS = {
     "pyproject": rb"(?P<c>#[^\r\n]*)|'''[\s\S]*?(?:'''|\Z)|\"\"\"(?:\\[\s\S]|[^\\])*?(?:\"\"\"|\Z)"
                  rb"|'[^'\r\n]*'?|\"(?:\\.|[^\"\\\r\n])*\"?",
 }
-KINDS = frozenset(_PATTERNS)
 
 
 @functools.lru_cache(maxsize=None)
