@@ -4,6 +4,7 @@ triggers and again with none."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -494,6 +495,16 @@ def test_whole_word_patterns_match_as_one_alternation(parts):
                      + rb")\b")
     split = sorted((m.span(), m.group()) for p in whole_word_patterns(NAMES) for m in p.finditer(data))
     assert split == [(m.span(), m.group()) for m in one.finditer(data)]
+
+
+def test_whole_word_patterns_are_the_same_in_any_order_of_the_names():
+    """Rules pass sets, whose order changes with each process's hash seed: the same names make
+    the same pattern texts, which the compiled-pattern store then knows from the runs before."""
+    from hipport.rules._syntax import whole_word_patterns
+
+    names = ["__CUDACC_VER_MAJOR__", "__CUDART_API_VERSION", "__CUDACC_VER_MINOR__", "CUDA_VERSION"]
+    texts = {tuple(p.pattern for p in whole_word_patterns(order)) for order in itertools.permutations(names)}
+    assert len(texts) == 1
 
 
 @pytest.mark.parametrize(("code", "text"), [

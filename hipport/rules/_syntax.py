@@ -1195,9 +1195,11 @@ def whole_word_patterns(names) -> tuple[re.Pattern[bytes], ...]:
     r"""`\b(?:names)\b` for identifier `names` (str), as patterns that each open with a literal
     (the names' common start, per two leading characters; see word_start). Matches of whole
     words never overlap, so those of all the patterns, sorted, are the one pattern's. The
-    names are tables' (the same every run), so the patterns are kept compiled (regexes)."""
+    names are tables' (the same every run), so the patterns are kept compiled (regexes): names
+    of one length go by name, not in the order a set gives, which changes with the hash seed of
+    each process (a new pattern text each time, compiled and written to the store again)."""
     return tuple(regexes.compile(word_start(head) + rb"(?:" + rest + rb")\b")
-                 for head, rest in by_common_start(sorted(names, key=len, reverse=True)))
+                 for head, rest in by_common_start(sorted(names, key=lambda n: (-len(n), n))))
 
 
 def code_word_matches(ctx, patterns) -> list[re.Match[bytes]]:
