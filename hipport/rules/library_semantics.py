@@ -296,7 +296,10 @@ _COMPILED = tuple(tuple((regexes.compile(p.regex), p) for p in f.patterns) for f
 @lru_cache(maxsize=None)  # names come from the mapping tables, so the cache stays bounded
 def _family_patterns(name: str) -> tuple[Pattern | None, ...] | None:
     """Per family (in FAMILIES order), its first pattern that full-matches `name`, or None when
-    no family's pattern matches at all."""
+    no family's pattern matches at all: told by one match of them all, in C, for most names
+    (each process asks for every table name its files hold)."""
+    if name_pattern().fullmatch(name) is None:
+        return None
     found = tuple(next((pat for regex, pat in patterns if regex.fullmatch(name)), None)
                   for patterns in _COMPILED)
     return found if any(found) else None
