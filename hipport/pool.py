@@ -84,6 +84,7 @@ class Pool:
 
     def __init__(self, workers: int, initializer: Callable | None = None, initargs: tuple = ()) -> None:
         self._tasks = _Tasks()  # (future, func, arg), or None: stop
+        self._queued: dict[Future, tuple] = {}  # future -> (func, arg) until a thread claims it
         self._children: list[tuple[int, int, int]] = []  # (pid, task pipe, result pipe)
         self._initializer: Callable | None = initializer  # run here before this process's first task
         self._initargs = initargs
@@ -129,6 +130,7 @@ class Pool:
         first, tasks of equal weight in the order submitted."""
         future = Future()
         self._tasks.put((future, func, arg), weight)
+        self._queued[future] = (func, arg)
         return future
 
     def map(self, func: Callable, jobs: Sequence, bounds: Iterable[tuple[int, int]] | None = None) -> Iterator:
@@ -143,11 +145,17 @@ class Pool:
 
     def queued(self) -> int:
         """Tasks submitted that no process has taken yet."""
-        return self._tasks.qsize()
+        return len(self._queued)
 
     def result(self, future: Future) -> Any:
-        """The future's result; until it is there, this process runs the next queued tasks
-        itself, as one more worker."""
+        """The future's result; until it is there, this process runs tasks itself, as one more
+        worker: the future's own first, when no worker has taken it yet (the caller, waiting
+        for its results in order, then has the oldest in turn while the workers take the
+        heaviest; taken heaviest first here too, the oldest were often the last done, and
+        every result waited for the end of the run), then the next queued ones."""
+        task = self._claim(future)
+        if task is not None:
+            self._run(future, *task)
         while not future.done() and self.run_one():
             pass
         return future.result()
@@ -155,14 +163,26 @@ class Pool:
     def run_one(self) -> bool:
         """Run the next queued task (the heaviest: see _Tasks) in this process, the initializer
         first the first time; False when no task is queued."""
-        try:
-            item = self._tasks.get(block=False)
-        except Empty:
-            return False
-        if item is None:  # shutting down: the stop is a feeder thread's
-            self._tasks.put(None)
-            return False
-        future, func, arg = item
+        while True:
+            try:
+                item = self._tasks.get(block=False)
+            except Empty:
+                return False
+            if item is None:  # shutting down: the stop is a feeder thread's
+                self._tasks.put(None)
+                return False
+            future, func, arg = item
+            if self._claim(future) is not None:  # else run already, out of turn (see result)
+                self._run(future, func, arg)
+                return True
+
+    def _claim(self, future: Future) -> tuple | None:
+        """The task's function and argument for the one thread that asks first (dict.pop is
+        one step under the GIL); None to any other: a task run out of turn stays queued."""
+        return self._queued.pop(future, None)
+
+    def _run(self, future: Future, func: Callable, arg: Any) -> None:
+        """Run a task taken here, the initializer first the first time."""
         try:
             if self._initializer is not None:
                 self._broken = _initialize(self._initializer, self._initargs)
@@ -176,7 +196,6 @@ class Pool:
                 raise  # Ctrl-C stops this process's run, as without a pool
         else:
             future._settle(value)
-        return True
 
     def shutdown(self, cancel_futures: bool = False) -> None:
         """Stop the workers after the tasks they hold: the one each runs and the one that may
@@ -187,7 +206,7 @@ class Pool:
                     item = self._tasks.get(block=False)
                 except Empty:
                     break
-                if item is not None:
+                if item is not None and self._claim(item[0]) is not None:
                     item[0]._settle(error=Cancelled("the pool shut down first"))
         for _ in self._threads:
             self._tasks.put(None)
@@ -211,7 +230,8 @@ class Pool:
     def _feed(self, pid: int, to_child: int, from_child: int) -> None:
         """One worker's tasks until told to stop; then its pipes close, which ends it."""
         with _closing(open(to_child, "wb")) as out, open(from_child, "rb") as back:
-            _Feeder(self._tasks, len(self._children), pid, out, back, _room(to_child), self._alive).run()
+            _Feeder(self._tasks, self._claim, len(self._children), pid, out, back, _room(to_child),
+                    self._alive).run()
 
 
 class _Feeder:
@@ -223,8 +243,9 @@ class _Feeder:
     once it too is dead (a dead worker's thread took them at once, and could starve a live
     worker of every task)."""
 
-    def __init__(self, tasks: _Tasks, workers: int, pid: int, out, back, room: int, alive: set[int]) -> None:
-        self.tasks, self.workers, self.pid = tasks, workers, pid
+    def __init__(self, tasks: _Tasks, claim: Callable[[Future], tuple | None], workers: int, pid: int, out,
+                 back, room: int, alive: set[int]) -> None:
+        self.tasks, self.claim, self.workers, self.pid = tasks, claim, workers, pid
         self.out, self.back, self.room = out, back, room
         self.alive = alive  # the pids of the pool's workers not known dead, shared by its threads
         self.sent: deque[Future] = deque()  # the tasks written to the worker, oldest first
@@ -279,6 +300,8 @@ class _Feeder:
                 self.stop = True
                 return None
             future, func, arg = item
+            if self.claim(future) is None:
+                continue  # the pool's process ran it out of turn (Pool.result)
             if self.dead is not None:
                 future._settle(error=self.dead)
                 continue

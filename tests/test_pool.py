@@ -532,6 +532,39 @@ def test_the_heaviest_queued_task_is_taken_first_and_the_stop_last():
     assert ran == [9, 4, 2]
 
 
+def test_a_caller_waiting_for_a_result_runs_that_task_first():
+    """The caller waits for results in their order while the workers take the heaviest tasks:
+    its own wait runs the awaited task before any heavier one, so the oldest results come
+    while the rest are ported (taken heaviest first here too, a run's first batch, with its
+    small remainder, was done last, and every outcome waited for the end of the run)."""
+    ran = []
+    with Pool(0) as pool:
+        light, heavy = pool.submit(ran.append, "light", 1), pool.submit(ran.append, "heavy", 9)
+        pool.result(light)
+        assert ran == ["light"] and not heavy.done() and pool.queued() == 1
+        pool.result(heavy)
+        assert ran == ["light", "heavy"] and pool.queued() == 0
+        assert not pool.run_one()  # the light task, still in the queue, is not run again
+
+
+def append_line(args):
+    path, line = args
+    with open(path, "a") as f:
+        f.write(f"{line}\n")
+    return os.getpid()
+
+
+def test_a_task_run_out_of_turn_runs_once_whoever_takes_the_queue_next(tmp_path):
+    """A task the caller runs out of turn stays in the queue: neither a worker nor the caller
+    runs it again, and shutdown does not cancel it."""
+    log = tmp_path / "ran.txt"
+    with Pool(2) as pool:
+        futures = [pool.submit(append_line, (log, n), weight=n % 7) for n in range(300)]
+        assert [pool.result(f) for f in futures[::-1]]  # the newest first: many out of turn
+    lines = log.read_text().split()
+    assert sorted(lines, key=int) == [str(n) for n in range(300)]
+
+
 def test_a_pooled_batch_goes_out_in_tasks_of_bounded_bytes_weighed_by_them(tmp_path, monkeypatch):
     """A batch's files to port are split into tasks of at most TASK_BYTES (a larger file alone),
     sized by the bytes read, or by the stat of a file the porting reads itself."""
