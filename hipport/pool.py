@@ -130,7 +130,7 @@ class Pool:
         first, tasks of equal weight in the order submitted."""
         future = Future()
         self._tasks.put((future, func, arg), weight)
-        self._queued[future] = (func, arg)
+        self._queued[future] = (func, arg, weight)
         return future
 
     def map(self, func: Callable, jobs: Sequence, bounds: Iterable[tuple[int, int]] | None = None) -> Iterator:
@@ -149,13 +149,19 @@ class Pool:
 
     def result(self, future: Future) -> Any:
         """The future's result; until it is there, this process runs tasks itself, as one more
-        worker: the future's own first, when no worker has taken it yet (the caller, waiting
-        for its results in order, then has the oldest in turn while the workers take the
-        heaviest; taken heaviest first here too, the oldest were often the last done, and
-        every result waited for the end of the run), then the next queued ones."""
-        task = self._claim(future)
-        if task is not None:
-            self._run(future, *task)
+        worker: the future's own first, when no worker has taken it yet and the other queued
+        tasks would keep every process busy as long (the caller, waiting for its results in
+        order, then has the oldest in turn while the workers take the heaviest; taken
+        heaviest first here too, the oldest were often the last done, and every result waited
+        for the end of the run; near the end, the heaviest first again, so that the processes
+        finish together), then the next queued ones."""
+        task = self._queued.get(future)
+        # list() copies the weights in one step: feeder threads claim tasks meanwhile
+        if task is not None and _out_of_turn(task[2], [w for _, _, w in list(self._queued.values())],
+                                             len(self._children) + 1):
+            task = self._claim(future)
+            if task is not None:
+                self._run(future, task[0], task[1])
         while not future.done() and self.run_one():
             pass
         return future.result()
@@ -177,8 +183,9 @@ class Pool:
                 return True
 
     def _claim(self, future: Future) -> tuple | None:
-        """The task's function and argument for the one thread that asks first (dict.pop is
-        one step under the GIL); None to any other: a task run out of turn stays queued."""
+        """The task's function, argument and weight for the one thread that asks first
+        (dict.pop is one step under the GIL); None to any other: a task run out of turn stays
+        queued."""
         return self._queued.pop(future, None)
 
     def _run(self, future: Future, func: Callable, arg: Any) -> None:
@@ -355,6 +362,13 @@ class _closing:
 def _died(pid: int, exc: BaseException) -> WorkerDied:
     return WorkerDied(f"worker process {pid} ended without answering ({exc}): was it killed, "
                       "or out of memory? `-j 1` ports in this process")
+
+
+def _out_of_turn(weight: int, queued: list[int], processes: int) -> bool:
+    """Whether a task of `weight`, one of those `queued` (their weights), may run out of turn:
+    the others weigh as much as it on each of the `processes`, who are then kept busy while
+    it runs."""
+    return weight * processes <= sum(queued) - weight
 
 
 def _room(fd: int) -> int:
