@@ -33,7 +33,7 @@ BROWSER_SERVICE_HOSTS = frozenset({
     "update.googleapis.com", "accounts.google.com", "clients2.google.com", "clients1.google.com",
     "clientservices.googleapis.com", "optimizationguide-pa.googleapis.com", "redirector.gvt1.com",
     "edgedl.me.gvt1.com", "safebrowsing.googleapis.com", "content-autofill.googleapis.com",
-    "android.clients.google.com", "www.gstatic.com",
+    "android.clients.google.com", "www.gstatic.com", "www.google.com",
 })
 
 

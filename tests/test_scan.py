@@ -226,6 +226,18 @@ def test_substring_places_in_c_as_by_startswith(data):
     assert lexer.Substrings(WORDS).at(data) == _places(WORDS, data)
 
 
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from([b"t", b"e", b"x", b"<", b"a", b"b", b"\x00", b"\xff", b"\xfe", b"y",
+                                 b"z", b"texture", b" "]), max_size=30).map(b"".join))
+def test_substring_places_without_the_scanner_as_by_startswith(data):
+    """Without the C scanner, one regex finds the places (a scan of the text per word made a
+    file's scans grow with the rules' word lists)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lexer, "_scan", None)
+        assert lexer.Substrings(WORDS).at(data) == _places(WORDS, data)
+        assert lexer.Substrings(()).at(data) == []
+
+
 _BYTES = st.sampled_from(b"ab_\x00\xff").map(lambda c: bytes([c]))
 
 

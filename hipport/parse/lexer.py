@@ -20,7 +20,6 @@ from functools import cached_property
 from typing import Iterable
 
 from hipport import regexes
-from hipport.patterns import starts_of
 from hipport.tuples import NamedTuple
 
 # What hipport calls in the C scanner: one built from an older _scan.c (an editable install
@@ -319,11 +318,12 @@ def _trie_regex(node: dict) -> bytes:
 
 class Substrings:
     """Which of some byte strings occur anywhere in a buffer (comments included): one pass in C
-    (parse/_scan.c) where that was built, else an `in` test each."""
+    (parse/_scan.c) where that was built, else an `in` test each (and one regex for where)."""
 
     def __init__(self, words: Iterable[bytes]):
         self.words = tuple(words)
         self._table = _scan.words_table(self.words) if _scan is not None and self.words else None
+        self._starts: re.Pattern[bytes] | None = None  # at()'s without the C scanner
 
     def found(self, data: bytes) -> list[int]:
         """The indices, in `words`, of those that occur in `data`."""
@@ -342,11 +342,12 @@ class Substrings:
         included, in order; the end is that of the first word (in `words`) found there."""
         if self._table is not None:
             return _scan.words_at(data, self._table)
-        ends: dict[int, int] = {}
-        for w in self.words:
-            for at in starts_of(data, w):
-                ends.setdefault(at, at + len(w))
-        return sorted(ends.items())
+        if not self.words:
+            return []
+        if self._starts is None:  # a lookahead matches at every start, overlaps included;
+            # the alternation tries the words in order, so group 1 is the first word found there
+            self._starts = re.compile(b"(?=(" + b"|".join(re.escape(w) for w in self.words) + b"))")
+        return [(m.start(), m.end(1)) for m in self._starts.finditer(data)]
 
 
 class Lexer:
