@@ -13,6 +13,7 @@ from hipport.loaders import tools
 from hipport.mappings import Mappings
 from hipport.parse import tree as ts
 from hipport.parse.declarations import user_declared
+from hipport.parse.hash_comments import comment_spans
 from hipport.parse.lexer import Lexed, Lexer, Substrings
 from hipport.rules import Guarded, Hit, Rule, all_rules
 from hipport.source import Source
@@ -37,6 +38,15 @@ class FileContext:
         """The C lexer's tokens, on first use: the build-file rules have their own scanners,
         and a CMake or Python file full of `#` comment lines is slow to lex as C."""
         return self.lexer.lex(self.data)
+
+    @cached_property
+    def comments(self) -> list[tuple[int, int]]:
+        """The file's comment spans, in order: the lexer's for C/C++/CUDA, parse/hash_comments'
+        for Python and build files (none for a kind without `#` comments). Found once for the
+        rules, the suppressions and the build-file rewriters."""
+        if is_source(self.kind):
+            return sorted(self.lexed.comments)
+        return comment_spans(self.kind, self.data)
 
     @cached_property
     def tree(self):

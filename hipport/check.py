@@ -14,7 +14,7 @@ from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
 from hipport.config import Settings, find_config
 from hipport.emit import read_with_stat
 from hipport.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, HipportError
-from hipport.files import BINARY_SNIFF, InputFile, collect, is_source, unreadable_reason
+from hipport.files import BINARY_SNIFF, InputFile, collect, unreadable_reason
 from hipport.findings import SEVERITIES, Finding, finding_of, severity_at_least
 from hipport.rules import CATEGORY_CODES, REGISTRY, UNUSED_SUPPRESSION, Rule, all_rules
 from hipport import suppress
@@ -231,7 +231,7 @@ def check_context(ctx: FileContext, rules: Iterable[Rule]) -> FileCheck:
     data, path, kind = ctx.data, ctx.path, ctx.kind
     run_here, plan, unused_rule = _for_kind(list(rules), kind)
     found, errors = _analyze(ctx, run_here, plan)
-    sups = suppress.find_suppressions(data, kind, ctx.lexed.comments if is_source(kind) else None)
+    sups = suppress.find_suppressions(data, lambda: ctx.comments)
     suppressed = 0
     if sups:
         names = suppress.Names(all_rules())

@@ -25,9 +25,10 @@ from hipport.source import Source
 
 # Libraries whose names nvcc makes visible without an include in a .cu file.
 _IMPLICIT_LIBRARIES = frozenset({"runtime", "device", "driver", "complex"})
-# Build files: one rewriter module per kind, whose `rewrite` returns edits against the original
-# bytes + notes. Each is imported when a file of its kind comes: most trees lack most kinds
-# (setup.py's rewriter imports `ast`).
+# Build files: one rewriter module per kind, whose `rewrite(ctx, renamed)` returns edits against
+# the original bytes + notes; the file's context (analysis.FileContext) holds what the rules
+# found already (comments, Python syntax). Each is imported when a file of its kind comes: most
+# trees lack most kinds (setup.py's rewriter imports `ast`).
 BUILD_REWRITERS = {
     "cmake": "cmake", "setup.py": "setup_py", "make": "makefile", "docker": "dockerfile",
     "requirements": "requirements", "shell": "shell",
@@ -99,7 +100,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
     findings = checked.findings
     notes = [f"{checked.status}: {checked.reason}"] if checked.reason else []
     if kind in BUILD_REWRITERS:
-        return _port_build(data, base, kind, ctx, settings, renamed, findings, notes, lines, encoding)
+        return _port_build(data, base, kind, ctx, renamed, findings, notes, lines, encoding)
     if not is_source(kind):
         return Ported(data, FileResult(**base, status="unchanged", lines=lines, encoding=encoding,
                                        findings=findings, notes=tuple(notes)))
@@ -146,18 +147,13 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
     return Ported(new, result, spliced if changed else ())
 
 
-def _port_build(data: bytes, base: dict, kind: str, ctx, settings: Settings, renamed: frozenset[str],
+def _port_build(data: bytes, base: dict, kind: str, ctx, renamed: frozenset[str],
                 findings, notes: list[str], lines: int, encoding: str) -> Ported:
     """A build file through its rewriter; a rewriter that raises costs the file's edits only."""
     src = ctx.source
     try:
         rewrite = importlib.import_module(f"hipport.rewrite.{BUILD_REWRITERS[kind]}").rewrite
-        shared = {}
-        if kind == "setup.py":  # the rules' parse and walk serve the rewriter too
-            from hipport.rules._python import python_syntax  # noqa: PLC0415 - loaded with the rules
-
-            shared["syntax"] = python_syntax(ctx)
-        done = rewrite(data, base["source"], settings, renamed, ctx.mappings.target_hip, **shared)
+        done = rewrite(ctx, renamed)
         edits = shell.drop_overlaps(done.edits)
         spliced = splices(edits)
         new = splice(data, spliced)

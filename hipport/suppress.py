@@ -33,7 +33,6 @@ from typing import Callable, Iterable, Iterator, Sequence
 from hipport import __version__
 from hipport.errors import HipportError
 from hipport.findings import Finding
-from hipport.parse import hash_comments
 from hipport.rules import CATEGORY_CODES, Hit, Rule
 
 SUPPRESSION_CATEGORY = "suppression"
@@ -45,13 +44,6 @@ _MARKER = re.compile(
     rb"hipport:[ \t]*ignore(?P<file>-file)?(?![\w-])"
     rb"(?:[ \t]*\[(?P<names>[^\]\r\n]*)(?P<close>\])?)?"
 )
-
-def comment_spans(data: bytes, kind: str, c_comments: Sequence[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
-    """Byte spans of the comments in a file. C/C++/CUDA files use the lexer's spans."""
-    if kind in ("cuda", "cpp"):
-        return sorted(c_comments or ())
-    return hash_comments.comment_spans(kind, data)
-
 
 class Suppression:
     def __init__(self, start: int, end: int, line: int, file_level: bool, names: tuple[str, ...],
@@ -110,11 +102,13 @@ class _Lines:
         return len(self.starts)
 
 
-def find_suppressions(data: bytes, kind: str, c_comments: Sequence[tuple[int, int]] | None = None) -> list[Suppression]:
-    """Every suppression comment in a file, with the lines each one covers."""
+def find_suppressions(data: bytes, comments: Callable[[], Sequence[tuple[int, int]]]) -> list[Suppression]:
+    """Every suppression comment in a file, with the lines each one covers. `comments()`: the
+    file's comment spans, in order (analysis.FileContext.comments), asked only of a file that
+    says `hipport:`."""
     if b"hipport:" not in data:
         return []
-    comments = comment_spans(data, kind, c_comments)
+    comments = comments()
     lines = _Lines(data, comments)
     out = []
     for cs, ce in comments:

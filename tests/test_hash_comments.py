@@ -8,11 +8,12 @@ import subprocess
 
 import pytest
 
+from hipport.analysis import context_for
 from hipport.check import check_source
 from hipport.config import Settings
 from hipport.parse.hash_comments import comment_spans
 from hipport.rules import all_rules
-from hipport.suppress import comment_spans as suppression_comments
+from hipport.suppress import find_suppressions
 
 
 def comments(kind: str, text: bytes) -> list[bytes]:
@@ -84,8 +85,11 @@ def test_suppressions_and_rules_read_the_same_comments():
     """A suppression after a TOML literal string ending in a backslash is read (before, the
     string ran on through the comment, read with Python's escapes)."""
     text = b"[tool.x]\npath = 'C:\\dir\\' # hipport: ignore[build-flags]\n"
-    assert suppression_comments(text, "pyproject") == comment_spans("pyproject", text)
-    assert [text[a:b] for a, b in suppression_comments(text, "pyproject")] == [b"# hipport: ignore[build-flags]"]
+    ctx = context_for(text, "pyproject.toml", "pyproject", Settings())
+    assert ctx.comments == comment_spans("pyproject", text)
+    assert [text[a:b] for a, b in ctx.comments] == [b"# hipport: ignore[build-flags]"]
+    [found] = find_suppressions(text, lambda: ctx.comments)
+    assert found.names == ("build-flags",) and found.line == 2
 
 
 def test_a_flag_on_a_continued_makefile_comment_is_not_reported():
@@ -93,3 +97,29 @@ def test_a_flag_on_a_continued_makefile_comment_is_not_reported():
     checked = check_source(data, "Makefile", "make", Settings(), all_rules())
     findings = [f for f in checked.findings if f.rule == "HP1101"]
     assert [f.line for f in findings] == [4]
+
+
+@pytest.mark.parametrize(("rel", "kind", "text"), [
+    ("Makefile", "make", b"# hipport: ignore[build-flags]\nNVCC = nvcc -arch=sm_80  # the GPU\nLIBS = -lcudart\n"),
+    ("requirements.txt", "requirements", b"# hipport: ignore\ntorch==2.3.0+cu121  # pinned\ncupy-cuda12x\n"),
+    ("Dockerfile", "docker", b"# hipport: ignore\nFROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n# nvcc -arch=sm_80\nRUN nvcc -arch=sm_80 x.cu\n"),
+])
+def test_a_build_file_s_comments_are_found_once_for_rules_suppressions_and_rewriter(rel, kind, text, monkeypatch):
+    """The file's context holds its comments (analysis.FileContext.comments): the rewriter and
+    the suppressions read what the rules found, where each scanned the file again."""
+    from hipport import analysis
+    from hipport.parse import hash_comments
+    from hipport.pipeline import port_source
+
+    scanned = []
+
+    def counted(kind_, data):
+        scanned.append(kind_)
+        return comment_spans(kind_, data)
+
+    monkeypatch.setattr(hash_comments, "comment_spans", counted)
+    monkeypatch.setattr(analysis, "comment_spans", counted, raising=False)
+    done = port_source(text, rel, kind, Settings())
+    assert scanned == [kind]
+    assert done.result.changed  # the rewriter ran, and left the comments as they were
+    assert all(text[a:b] in done.data for a, b in comment_spans(kind, text))

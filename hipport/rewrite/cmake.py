@@ -198,12 +198,11 @@ def _is_cu(arg: Arg) -> bool:
 # the rewriter
 
 
-def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
-    from hipport.source import Source  # noqa: PLC0415
-
+def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
+    data, settings, target = ctx.data, ctx.settings, ctx.mappings.target_hip
     commands, comment_list = parse(data)
     comments = Spans(comment_list)
-    newline = Source(data, rel).newline
+    newline = ctx.source.newline
     out = Rewritten()
     rows = _rows()
     uses_hip_language = False

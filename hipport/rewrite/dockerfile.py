@@ -9,7 +9,6 @@ import re
 
 from hipport import regexes
 from hipport.edits import Edit
-from hipport.parse.hash_comments import comment_spans
 from hipport.parse.lexer import logical_end
 from hipport.rewrite.shell import Rewritten, Spans, command_edits, rocm_release, table, word_edits
 from hipport.source import bom_length
@@ -33,12 +32,9 @@ def base_image(image: str, tag: str, target: tuple[int, int]) -> tuple[str, str]
     return None
 
 
-def _comment_lines(data: bytes) -> list[tuple[int, int]]:
-    return comment_spans("docker", data)
-
-
-def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
-    comments = Spans(_comment_lines(data))
+def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
+    data, settings, target = ctx.data, ctx.settings, ctx.mappings.target_hip
+    comments = Spans(ctx.comments)
     out = Rewritten()
     pos = bom_length(data)
     while pos < len(data):

@@ -4,13 +4,11 @@ AMD targets), -lcudart/-lcublas/... -> the ROCm libraries, CUDA install paths, a
 
 from __future__ import annotations
 
-from hipport.parse.hash_comments import comment_spans
 from hipport.rewrite.shell import Rewritten, Spans, command_edits
 from hipport.source import bom_length
 
 
-def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
-    comments = Spans(comment_spans("make", data))
-    bom = bom_length(data)
-    return command_edits(data, comments, start=bom, target=target, rename=settings.rename, policy="offload",
-                         quote=False)  # make keeps quotes as part of a value
+def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
+    data = ctx.data
+    return command_edits(data, Spans(ctx.comments), start=bom_length(data), target=ctx.mappings.target_hip,
+                         rename=ctx.settings.rename, policy="offload", quote=False)  # make keeps quotes in values

@@ -12,7 +12,6 @@ import re
 
 from hipport import regexes
 from hipport.edits import Edit
-from hipport.parse.hash_comments import comment_spans
 from hipport.rewrite.shell import Rewritten, Spans, rocm_release, table
 
 
@@ -54,9 +53,9 @@ def index_edits(data: bytes, comments: Spans, target: tuple[int, int], start: in
 _LOCAL = regexes.compile(rb"(?m)(?:^|(?<=\A\xef\xbb\xbf))[ \t]*([A-Za-z0-9][\w.-]*)(?:\[[^\]\n]*\])?[ \t]*(?:===?|~=|!=|<=|>=|<|>)[ \t]*[\w.*!]+(\+cu\d+)(?![\w.])")
 
 
-def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
-    comments = Spans(comment_spans("requirements", data))
-    out = index_edits(data, comments, target)
+def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
+    data, comments = ctx.data, Spans(ctx.comments)
+    out = index_edits(data, comments, ctx.mappings.target_hip)
     label = _rows()["local-version"][0]
     for m in _LOCAL.finditer(data):
         if comments.covers(m.start(2)):

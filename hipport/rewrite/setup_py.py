@@ -329,22 +329,24 @@ class _Editor:
 # the rewriter
 
 
-def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int],
-            syntax: tuple | None = None) -> Rewritten:
-    """The edits that port a setup.py. `syntax`: its tree, nodes, parents and spans as the
-    rules read them (rules/_python.python_syntax), so that one parse and one walk serve both."""
+def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
+    """The edits that port a setup.py, from its tree, nodes, parents and spans as the rules
+    read them (rules/_python.python_syntax): one parse and one walk serve both."""
     try:
-        return _rewrite(data, rel, settings, renamed, target, syntax)
+        return _rewrite(ctx, renamed)
     except RecursionError:  # thousands of `+` in one value: deeper than parsing or following it can go
         out = Rewritten()
         out.note(0, "setup.py nests deeper than it can be followed (RecursionError): left unchanged")
         return out
 
 
-def _rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int],
-             syntax: tuple | None) -> Rewritten:
+def _rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
+    from hipport.rules._python import python_syntax  # noqa: PLC0415 - loaded with the rules
+
+    data, rel, settings, target = ctx.data, ctx.path, ctx.settings, ctx.mappings.target_hip
     out = Rewritten()
-    if syntax is None or syntax[0] is None:  # not read yet, or it did not parse: ast says why
+    syntax = python_syntax(ctx)
+    if syntax[0] is None:  # it did not parse: ast says why
         syntax = None
         try:
             tree = ast.parse(data)

@@ -618,8 +618,9 @@ def command_edits(data: bytes, comments: Spans, *, start: int = 0, end: int | No
     return out
 
 
-def rewrite(data: bytes, rel: str, settings, renamed: frozenset[str], target: tuple[int, int]) -> Rewritten:
+def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
     """A shell script (`*.sh`)."""
+    data = ctx.data
     bom = bom_length(data)
     comments = Spans(shell_comments(data, bom))
-    return command_edits(data, comments, start=bom, target=target, rename=settings.rename)
+    return command_edits(data, comments, start=bom, target=ctx.mappings.target_hip, rename=ctx.settings.rename)

@@ -18,7 +18,6 @@ from typing import Iterator
 
 from hipport import regexes
 from hipport.lazy import lazy_import
-from hipport.parse.hash_comments import comment_spans
 from hipport.parse.lexer import Substrings
 from hipport.patterns import leftmost_matches, word_start
 from hipport.rules import Guarded, Hit, rule
@@ -47,11 +46,7 @@ def _python_build_strings(ctx) -> list[tuple[int, bytes]]:
 
 def _comments(ctx) -> tuple[list[tuple[int, int]], list[int]]:
     """The file's comment spans and their start offsets."""
-    def compute(c):
-        spans = comment_spans(c.kind, c.data)
-        return spans, [s for s, _ in spans]
-
-    return sx.memo(ctx, "build_flags.comments", compute)
+    return sx.memo(ctx, "build_flags.comments", lambda c: (c.comments, [s for s, _ in c.comments]))
 
 
 def build_matches(ctx, pattern) -> Iterator[tuple[int, int, bytes]]:

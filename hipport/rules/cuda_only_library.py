@@ -13,7 +13,6 @@ from functools import lru_cache
 
 from hipport import regexes
 from hipport.lazy import lazy_import
-from hipport.parse.hash_comments import comment_spans
 from hipport.parse.lexer import Substrings
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
@@ -435,21 +434,22 @@ def cuda_only_python_dependency(ctx):
     """
     data = ctx.data
     if ctx.kind == "requirements":
-        comments = comment_spans("requirements", data)
+        comments = ctx.comments
         for m in re.finditer(rb"[^\n]+", data):
             end = next((s for s, e in comments if m.start() <= s < m.end()), m.end())
             line = data[m.start() : end].decode("utf-8", "replace")
             if line.strip():
                 yield from _requirement_hits(line, m.start(), data)
     elif ctx.kind == "pyproject":
-        yield from _pyproject_hits(data)
+        yield from _pyproject_hits(ctx)
     else:
         yield from _setup_requirement_hits(ctx)
 
 
-def _pyproject_hits(data: bytes):
+def _pyproject_hits(ctx):
     import tomllib  # noqa: PLC0415 - a pyproject.toml's rule alone needs it: 1.6 ms a run
 
+    data = ctx.data
     text = data.decode("utf-8", "replace")
     try:
         doc = tomllib.loads(text)
@@ -470,7 +470,7 @@ def _pyproject_hits(data: bytes):
     keys = list(table(poetry.get("dependencies"))) + list(table(poetry.get("dev-dependencies")))
     for group in table(poetry.get("group")).values():
         keys += list(table(table(group).get("dependencies")))
-    comments = comment_spans("pyproject", data)
+    comments = ctx.comments
 
     def in_comment(offset: int) -> bool:
         return any(s <= offset < e for s, e in comments)
