@@ -84,7 +84,7 @@ class Pool:
 
     def __init__(self, workers: int, initializer: Callable | None = None, initargs: tuple = ()) -> None:
         self._tasks = _Tasks()  # (future, func, arg), or None: stop
-        self._queued: dict[Future, tuple] = {}  # future -> (func, arg) until a thread claims it
+        self._queued: dict[Future, tuple] = {}  # future -> (func, arg, weight) until a thread claims it
         self._children: list[tuple[int, int, int]] = []  # (pid, task pipe, result pipe)
         self._initializer: Callable | None = initializer  # run here before this process's first task
         self._initargs = initargs

@@ -108,10 +108,10 @@ def find_suppressions(data: bytes, comments: Callable[[], Sequence[tuple[int, in
     says `hipport:`."""
     if b"hipport:" not in data:
         return []
-    comments = comments()
-    lines = _Lines(data, comments)
+    spans = comments()
+    lines = _Lines(data, spans)
     out = []
-    for cs, ce in comments:
+    for cs, ce in spans:
         for m in _MARKER.finditer(data, cs, ce):
             raw = m.group("names")
             malformed = raw is not None and m.group("close") is None
