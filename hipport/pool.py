@@ -75,9 +75,6 @@ class _Tasks:
     def get(self, block: bool = True) -> tuple | None:
         return self._queue.get(block)[3]
 
-    def qsize(self) -> int:
-        return self._queue.qsize()
-
 
 class Pool:
     """`workers` forked processes running module-level functions on picklable arguments."""
@@ -237,8 +234,8 @@ class Pool:
     def _feed(self, pid: int, to_child: int, from_child: int) -> None:
         """One worker's tasks until told to stop; then its pipes close, which ends it."""
         with _closing(open(to_child, "wb")) as out, open(from_child, "rb") as back:
-            _Feeder(self._tasks, self._claim, len(self._children), pid, out, back, _room(to_child),
-                    self._alive).run()
+            _Feeder(self._tasks, self._claim, self.queued, len(self._children), pid, out, back,
+                    _room(to_child), self._alive).run()
 
 
 class _Feeder:
@@ -250,9 +247,9 @@ class _Feeder:
     once it too is dead (a dead worker's thread took them at once, and could starve a live
     worker of every task)."""
 
-    def __init__(self, tasks: _Tasks, claim: Callable[[Future], tuple | None], workers: int, pid: int, out,
-                 back, room: int, alive: set[int]) -> None:
-        self.tasks, self.claim, self.workers, self.pid = tasks, claim, workers, pid
+    def __init__(self, tasks: _Tasks, claim: Callable[[Future], tuple | None], queued: Callable[[], int],
+                 workers: int, pid: int, out, back, room: int, alive: set[int]) -> None:
+        self.tasks, self.claim, self.queued, self.workers, self.pid = tasks, claim, queued, workers, pid
         self.out, self.back, self.room = out, back, room
         self.alive = alive  # the pids of the pool's workers not known dead, shared by its threads
         self.sent: deque[Future] = deque()  # the tasks written to the worker, oldest first
@@ -297,8 +294,8 @@ class _Feeder:
             if self.dead is not None and self.alive:  # the live workers take the tasks
                 self.stop = True
                 return None
-            if self.sent and self.tasks.qsize() <= self.workers:
-                return None
+            if self.sent and self.queued() <= self.workers:  # not the queue's size: tasks run
+                return None  # out of turn stay in it until popped
             try:
                 item = self.tasks.get(block=not self.sent)
             except Empty:

@@ -559,6 +559,20 @@ def test_near_the_end_a_waiting_caller_takes_the_heaviest_task_again():
     assert not _out_of_turn(7, [7], processes=1)  # the last one is the heaviest anyway
 
 
+def test_a_feeder_counts_the_tasks_not_yet_claimed_not_the_queue():
+    """Tasks run out of turn stay in the queue until popped: counted, they made a feeder send
+    its worker one of the last tasks to wait in the pipe while this process had none."""
+    from hipport.pool import Future, _Feeder, _Tasks
+
+    tasks = _Tasks()
+    for _ in range(3):  # run out of turn already: claimed, still queued
+        tasks.put((Future(), square, 1), 1)
+    feeder = _Feeder(tasks, lambda future: None, lambda: 0, 1, 0, None, None, 0, set())
+    feeder.sent.append(Future())  # the worker has a task
+    assert feeder._take() is None
+    assert tasks.get(block=False) is not None  # nothing was taken from the queue
+
+
 def append_line(args):
     path, line = args
     with open(path, "a") as f:
