@@ -7,6 +7,8 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hipport.analysis import context_for
 from hipport.check import check_source
@@ -123,3 +125,43 @@ def test_a_build_file_s_comments_are_found_once_for_rules_suppressions_and_rewri
     assert scanned == [kind]
     assert done.result.changed  # the rewriter ran, and left the comments as they were
     assert all(text[a:b] in done.data for a, b in comment_spans(kind, text))
+
+
+def _shell_reference(data: bytes) -> list[tuple[int, int]]:
+    """Shell comments from first principles, a byte at a time: a `#` that starts a word
+    outside quotes, to the line's end (the rewriter's scanner before parse/hash_comments)."""
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    out, i, quote = [], start, b""
+    while i < len(data):
+        c = data[i:i + 1]
+        if quote:
+            if c == b"\\" and quote == b'"':
+                i += 2
+                continue
+            if c == quote:
+                quote = b""
+        elif c in (b"'", b'"'):
+            quote = c
+        elif c == b"\\":
+            i += 2
+            continue
+        elif c == b"#" and (i == start or data[i - 1:i] in (b" ", b"\t", b"\n", b";", b"(", b"&", b"|")):
+            e = data.find(b"\n", i)
+            e = len(data) if e < 0 else e
+            out.append((i, e - (data[e - 1:e] == b"\r")))
+            i = e
+            continue
+        i += 1
+    return out
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from([b"#", b" ", b"\t", b"\n", b"\r\n", b"'", b'"', b"\\", b";", b"(", b"&", b"|",
+                                 b"$", b"x", b"echo", b"\xef\xbb\xbf"]), max_size=30).map(b"".join))
+def test_shell_comments_as_a_shell_reads_them(data):
+    assert comment_spans("shell", data) == _shell_reference(data)
+
+
+def test_shell_comments_start_words_only():
+    text = b"\xef\xbb\xbf# top\necho a#b '#' \"#\" \\# $# ${#x} x;# end\r\n"
+    assert comments("shell", text) == [b"# top", b"# end"]

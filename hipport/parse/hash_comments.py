@@ -1,9 +1,10 @@
 """The `#` comments of Python and build files (CMake, Makefiles, Dockerfiles, requirements
-files, TOML), for the rules, the build-file rewriters and inline suppressions alike.
+files, TOML, shell scripts), for the rules, the build-file rewriters and inline suppressions
+alike.
 
 One compiled pattern per kind finds them, in C. Each pattern matches, left to right, either a
 comment (group `c`) or what a `#` inside does not start a comment: a string literal, a CMake
-bracket or quoted argument. What counts as a comment, per kind:
+bracket or quoted argument, a shell escape. What counts as a comment, per kind:
 
     python, setup.py   `#` to the line's end, outside strings (triple-quoted ones too)
     cmake              `#` to the line's end and `#[[...]]` (any number of `=`), outside
@@ -15,6 +16,9 @@ bracket or quoted argument. What counts as a comment, per kind:
                        a URL fragment)
     pyproject          `#` to the line's end, outside TOML's strings (a literal string,
                        `'...'` or `'''...'''`, has no escapes)
+    shell              `#` where a word starts (the file's start, after a blank or one of
+                       `;(&|`), outside quotes (`'...'` has no escapes) and not escaped by
+                       a backslash
 
 A span ends before the line's end (`\\r` and `\\n`); an unterminated string or bracket runs to
 the end of the file.
@@ -37,6 +41,8 @@ _PATTERNS = {
     "requirements": rb"(?m)(?P<c>(?:^|(?<=[ \t]))#[^\r\n]*)",
     "pyproject": rb"(?P<c>#[^\r\n]*)|'''[\s\S]*?(?:'''|\Z)|\"\"\"(?:\\[\s\S]|[^\\])*?(?:\"\"\"|\Z)"
                  rb"|'[^'\r\n]*'?|\"(?:\\.|[^\"\\\r\n])*\"?",
+    "shell": rb"(?P<c>(?:\A|(?<=\A\xef\xbb\xbf)|(?<=[ \t\n;(&|]))#[^\r\n]*)"
+             rb"|'[^']*'?|\"(?:\\[\s\S]|[^\"\\])*\"?|\\[\s\S]",
 }
 
 

@@ -548,35 +548,6 @@ def cu_name_edits(data: bytes, comments: Spans, start: int = 0, end: int | None 
 # shell scripts
 
 
-def shell_comments(data: bytes, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """`#` comments of shell text: a `#` that starts a word outside quotes, to the line end."""
-    end = len(data) if end is None else end
-    out = []
-    i = start
-    quote = b""
-    while i < end:
-        c = data[i : i + 1]
-        if quote:
-            if c == b"\\" and quote == b'"':
-                i += 2
-                continue
-            if c == quote:
-                quote = b""
-        elif c in (b"'", b'"'):
-            quote = c
-        elif c == b"\\":
-            i += 2
-            continue
-        elif c == b"#" and (i == start or data[i - 1 : i] in (b" ", b"\t", b"\n", b";", b"(", b"&", b"|")):
-            e = data.find(b"\n", i, end)
-            e = end if e < 0 else e
-            out.append((i, e))
-            i = e
-            continue
-        i += 1
-    return out
-
-
 _PIP_INSTALL = regexes.compile(rb"\bpip3?\s+install\b((?:[^&;|\n\\]|\\\r?\n|\\.)*)")
 _REQUIREMENT = regexes.compile(rb"(?<![\w./=-])([A-Za-z0-9][\w.-]*)(?:\[[^\]\s]*\])?(?:[=<>!~]=?[^\s'\"]*)?")
 
@@ -621,6 +592,5 @@ def command_edits(data: bytes, comments: Spans, *, start: int = 0, end: int | No
 def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
     """A shell script (`*.sh`)."""
     data = ctx.data
-    bom = bom_length(data)
-    comments = Spans(shell_comments(data, bom))
-    return command_edits(data, comments, start=bom, target=ctx.mappings.target_hip, rename=ctx.settings.rename)
+    return command_edits(data, Spans(ctx.comments), start=bom_length(data), target=ctx.mappings.target_hip,
+                         rename=ctx.settings.rename)
