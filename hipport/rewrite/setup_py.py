@@ -27,6 +27,7 @@ from hipport.lazy import lazy_import
 from hipport.parse import python as pyast
 from hipport.rewrite.shell import (Rewritten, Spans, arch_list, flag_edits, flag_rules, libraries,
                                    link_edits, value_ok)
+from hipport.rules._python import python_syntax
 from hipport.source import bom_length
 from hipport.tuples import NamedTuple
 
@@ -341,8 +342,6 @@ def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
 
 
 def _rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
-    from hipport.rules._python import python_syntax  # noqa: PLC0415 - loaded with the rules
-
     data, rel, settings, target = ctx.data, ctx.path, ctx.settings, ctx.mappings.target_hip
     out = Rewritten()
     syntax = python_syntax(ctx)

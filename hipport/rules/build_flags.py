@@ -1,12 +1,12 @@
 """build-flags: nvcc options and NVIDIA architecture lists in build files.
 
 Build files are not C++, so the C lexer is not used here: outside their comments
-(parse/hash_comments: CMake `#` and `#[[...]]` comments, quoted and bracket arguments kept,
-since flags live in them; Makefile, requirements, Dockerfile and TOML comments) is build text.
-In setup.py (Python) only string literals are scanned, found with `tokenize` (the file is
-never executed), skipping `if`/ternary constructs whose condition tests for ROCm
-(torch.version.hip, IS_HIP_EXTENSION, a HIP_BUILD flag): those are already split by platform.
-The same scanners serve cuda-only-library and pytorch-extension.
+(FileContext.comments, from parse/hash_comments: CMake `#` and `#[[...]]` comments, quoted and
+bracket arguments kept, since flags live in them; Makefile, requirements, Dockerfile and TOML
+comments) is build text. In setup.py (Python) only string literals are scanned, found with
+`tokenize` (the file is never executed), skipping `if`/ternary constructs whose condition tests
+for ROCm (torch.version.hip, IS_HIP_EXTENSION, a HIP_BUILD flag): those are already split by
+platform (rules/_python). build_matches serves cuda-only-library and pytorch-extension too.
 """
 
 from __future__ import annotations

@@ -434,9 +434,10 @@ def cuda_only_python_dependency(ctx):
     """
     data = ctx.data
     if ctx.kind == "requirements":
-        comments = ctx.comments
+        starts = [s for s, _ in ctx.comments]
         for m in re.finditer(rb"[^\n]+", data):
-            end = next((s for s, e in comments if m.start() <= s < m.end()), m.end())
+            i = bisect.bisect_left(starts, m.start())  # the line's comment, if any, ends it
+            end = starts[i] if i < len(starts) and starts[i] < m.end() else m.end()
             line = data[m.start() : end].decode("utf-8", "replace")
             if line.strip():
                 yield from _requirement_hits(line, m.start(), data)
