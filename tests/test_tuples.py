@@ -89,3 +89,70 @@ def test_hipport_makes_its_records_here():
     offenders = [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "hipport").rglob("*.py"))
                  if p.name != "tuples.py" and typing_import.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+@pytest.mark.parametrize("fields, defaults", [
+    ((), ()), (("a",), ()), (("a",), (1,)), (("a", "b", "c"), ()), (("a", "b", "c"), (None, 2)),
+    (tuple(f"f{i}" for i in range(40)), (7,)),  # more fields than the first set of getters
+])
+def test_a_record_behaves_as_collections_namedtuple_makes_it(fields, defaults):
+    """The same class as namedtuple's, but for how it is made: every method, error and
+    attribute a caller may touch."""
+    import copy
+    from collections import namedtuple
+
+    body = {"__module__": __name__, "__qualname__": "Rec", "__annotations__": dict.fromkeys(fields, "int"),
+            **dict(zip(fields[len(fields) - len(defaults):], defaults))}
+    ours = type(NamedTuple)("Rec", (NamedTuple,), body)
+    theirs = namedtuple("Rec", fields, defaults=defaults, module=__name__)
+    values = list(range(len(fields)))
+    a, b = ours(*values), theirs(*values)
+    assert a == b and repr(a) == repr(b) and a._asdict() == b._asdict() and hash(a) == hash(b)
+    assert ours._fields == theirs._fields and ours._field_defaults == theirs._field_defaults
+    assert ours.__match_args__ == theirs.__match_args__ and ours.__doc__ == theirs.__doc__
+    assert ours.__slots__ == () and not hasattr(a, "__dict__") and type(a).__mro__[1:] == (tuple, object)
+    for i, name in enumerate(fields):
+        assert getattr(a, name) == i
+        with pytest.raises(AttributeError):
+            setattr(a, name, 0)
+    assert ours._make(values) == a and type(ours._make(values)) is ours
+    assert copy.copy(a) == a and type(copy.deepcopy(a)) is ours
+    if fields:
+        kwargs = dict(zip(fields, values))
+        assert ours(**kwargs) == theirs(**kwargs)
+        assert a._replace(**{fields[0]: 99}) == b._replace(**{fields[0]: 99})
+        required = len(fields) - len(defaults)
+        if required:
+            assert ours(*values[:required]) == theirs(*values[:required])
+        with pytest.raises(TypeError) as ours_error:
+            ours(*values, 0)
+        with pytest.raises(TypeError) as theirs_error:
+            theirs(*values, 0)
+        assert str(ours_error.value).replace("Rec.__new__", "__new__") == \
+            str(theirs_error.value).replace("Rec.__new__", "__new__")
+    for make in (ours, theirs):
+        with pytest.raises(TypeError, match="Expected"):
+            make._make([*values, 0])
+        with pytest.raises(ValueError, match="unexpected field names"):
+            make(*values)._replace(nope=1)
+
+
+def test_a_record_may_use_super_and_override_repr():
+    class Named(NamedTuple):
+        name: str
+
+        def __repr__(self) -> str:
+            return f"<{self.name}>"
+
+        def __eq__(self, other: object) -> bool:
+            return super().__eq__(other)
+
+        __hash__ = tuple.__hash__
+
+    assert repr(Named("x")) == "<x>" and Named("x") == ("x",)
+
+
+def test_a_field_name_may_not_start_with_an_underscore():
+    with pytest.raises(ValueError, match="underscore"):
+        class Private(NamedTuple):
+            _a: int
