@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
-from typing import Callable, Iterable, Iterator, TypeVar
 
+from hipport import TYPE_CHECKING
 from hipport.config import Settings
 from hipport.files import is_source
 from hipport.findings import Finding
@@ -18,7 +19,10 @@ from hipport.parse.lexer import Lexed, Lexer, Substrings
 from hipport.rules import Guarded, Hit, Rule, all_rules
 from hipport.source import Source
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 
 class FileContext:

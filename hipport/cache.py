@@ -16,14 +16,17 @@ import sqlite3
 import sys
 import time
 import zlib
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable
 
-from hipport import __version__
+from hipport import TYPE_CHECKING, __version__
 from hipport.hashing import blake2b
 from hipport.table_files import tables_stamp
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SOURCES = (".py", ".scm", ".j2", ".json", ".c", ".so", ".pyd")  # .c/.so/.pyd: the C scanner

@@ -6,10 +6,10 @@ from __future__ import annotations
 import marshal
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from hipport import parallel
+from hipport import TYPE_CHECKING, parallel
 from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
 from hipport.config import Settings, find_config
 from hipport.emit import read_with_stat

@@ -4,10 +4,13 @@ and the command line, which wins."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from hipport import TYPE_CHECKING
 from hipport.errors import HipportError
 from hipport.tuples import NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # Folders never ported or analyzed. Those in NEVER_COPIED (VCS data, caches, environments,
 # build output) are not walked at all; the others (vendored code) are copied to OUT as they
@@ -58,11 +61,17 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
         for name in (".hipport.toml", "pyproject.toml"):
             p = folder / name
             if p.is_file():
-                import tomllib  # noqa: PLC0415 - only where a file to read exists: 2 ms a run
+                try:
+                    data = p.read_bytes()
+                except OSError as exc:
+                    raise HipportError(f"{p}: cannot read configuration: {exc}") from None
+                if name == "pyproject.toml" and b"hipport" not in data:
+                    continue  # no [tool.hipport] table: a project's own pyproject.toml, left unparsed
+                import tomllib  # noqa: PLC0415 - only where a file to read exists: 2 ms a run, typing's 3 more
 
                 try:
-                    doc = tomllib.loads(p.read_text(encoding="utf-8"))
-                except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                    doc = tomllib.loads(data.decode("utf-8"))
+                except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
                     raise HipportError(f"{p}: cannot read configuration: {exc}") from None
                 table = doc.get("tool", {}).get("hipport") if name == "pyproject.toml" else doc.get("tool", {}).get("hipport", doc)
                 if table is not None:

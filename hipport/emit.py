@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from hipport.tuples import NamedTuple
 

@@ -14,14 +14,18 @@ from __future__ import annotations
 import io
 import itertools
 import math
-from types import MappingProxyType
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from types import MappingProxyType
 
+from hipport import TYPE_CHECKING
 from hipport.errors import HipportError
 from hipport.findings import CATEGORY_CODES, EFFORTS
 from hipport.tuples import NamedTuple
 from hipport.words import plural
+
+if TYPE_CHECKING:
+    from typing import Any
 
 BUILD_KINDS = frozenset({"cmake", "make", "setup.py", "docker", "requirements", "pyproject", "shell"})
 SOURCE_KINDS = frozenset({"cuda", "cpp"})

@@ -6,9 +6,9 @@ import fnmatch
 import os
 import re
 import stat
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 from hipport.config import NEVER_COPIED, Settings
 from hipport.errors import HipportError

@@ -8,7 +8,7 @@ read by position.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from hipport.tuples import NamedTuple
 

@@ -13,9 +13,9 @@ list.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
 
-from hipport import regexes
+from hipport import TYPE_CHECKING, regexes
 from hipport.kernel_links import Kernel, Launch, Scan
 from hipport.parse import IS_WORD_BYTE
 from hipport.patterns import word_start, word_starts

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
 
+from hipport import TYPE_CHECKING
 from hipport.hashing import blake2b
 from hipport.tuples import NamedTuple
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 _OFF = ("", "0", "off", "no", "false")
 

@@ -7,16 +7,19 @@ import functools
 import marshal
 import operator
 import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping
 
-from hipport import regexes
+from hipport import TYPE_CHECKING, regexes
 from hipport.errors import MappingError
 from hipport.hashing import blake2b
 from hipport.locations import Places, copy_places, read_copy, write_copy
 from hipport.table_files import table_dir, tables_stamp
 from hipport.tuples import NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # Generated tables in precedence order: when a CUDA name is in two of them, the earlier wins
 # (unless only the later one maps it). Hand-written tables follow (by file name), then

@@ -4,8 +4,9 @@ forked worker processes (hipport.pool)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
+from hipport import TYPE_CHECKING
 from hipport.cache import close_stores
 from hipport.config import Settings
 

@@ -17,11 +17,15 @@ import signal
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import count
 from queue import Empty, PriorityQueue
-from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from hipport import TYPE_CHECKING
 from hipport.errors import HipportError
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _HEADER = 8  # bytes of a message's length, before the pickled message
 _SWITCH_INTERVAL = 0.0005  # seconds a thread waits for the GIL before it asks for it

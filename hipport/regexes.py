@@ -21,9 +21,12 @@ import marshal
 import os
 import re
 import sys
-from typing import Any
 
+from hipport import TYPE_CHECKING
 from hipport.locations import Places, copy_places, read_copy, write_copy
+
+if TYPE_CHECKING:
+    from typing import Any
 
 try:  # the engine's internals; absent or different, every pattern is compiled as usual
     import _sre

@@ -10,9 +10,10 @@ heavy, so a run served from the cache never loads the porting and analysis code.
 from __future__ import annotations
 
 import marshal
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping
 
+from hipport import TYPE_CHECKING
 from hipport.findings import Finding, json_of
 from hipport.tuples import NamedTuple
 

@@ -16,10 +16,10 @@ import stat
 import sys
 import weakref
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from hipport import parallel, results
+from hipport import TYPE_CHECKING, parallel, results
 from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
 from hipport.config import NEVER_COPIED, Settings
 from hipport.edits import splice

@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from typing import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from hipport import __version__
 from hipport.errors import HipportError

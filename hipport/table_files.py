@@ -5,10 +5,13 @@ computes without importing hipport.mappings)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from hipport import TYPE_CHECKING
 from hipport.errors import MappingError
 from hipport.hashing import blake2b
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def table_dir() -> Any:

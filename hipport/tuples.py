@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections import namedtuple
 from types import FunctionType
-from typing import TYPE_CHECKING, Any
+
+from hipport import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import NamedTuple
+    from typing import Any, NamedTuple
 else:
     # What a record's class body may not define: the record has these from here.
     _RESERVED = frozenset({"__new__", "__init__", "__slots__", "__getnewargs__", "_fields",

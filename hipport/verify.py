@@ -21,10 +21,10 @@ import shutil
 import subprocess
 import sysconfig
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from hipport import regexes
 from hipport.config import Settings

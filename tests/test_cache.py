@@ -345,7 +345,8 @@ try:
 except SystemExit:
     pass
 print(sorted(m for m in sys.modules if m.startswith("hipport.rules.")
-             or m in ("_hashlib", "pickle", "importlib.resources", "click", "dataclasses", "inspect")),
+             or m in ("_hashlib", "pickle", "importlib.resources", "click", "dataclasses", "inspect", "typing",
+                      "tomllib")),
       file=sys.stderr)
 """
 
@@ -365,8 +366,13 @@ def _check_in_a_fresh_process(cache: Path, *args: str):
 def test_a_cached_check_imports_no_rule_module_until_it_needs_one(tmp_path, fmt):
     """Pre-commit runs `check` on a few files per commit: once they are cached, the rule
     modules (whose patterns take longest to load) stay unimported, and the output is the
-    cold run's. SARIF lists the rules' docs, so that format imports them."""
-    src = ROOT / "fixtures" / "check" / "warp-mask"
+    cold run's. SARIF lists the rules' docs, so that format imports them. The project's
+    pyproject.toml holds no [tool.hipport] table, as most do."""
+    import shutil
+
+    src = tmp_path / "project" / "src"
+    shutil.copytree(ROOT / "fixtures" / "check" / "warp-mask", src)
+    (tmp_path / "project" / "pyproject.toml").write_text('[project]\nname = "ops"\n')
     cold, cold_modules = _check_in_a_fresh_process(tmp_path / "cache", str(src), "--format", fmt)
     warm, warm_modules = _check_in_a_fresh_process(tmp_path / "cache", str(src), "--format", fmt)
     assert "hipport.rules.warp" in cold_modules and cold.strip()
@@ -374,9 +380,11 @@ def test_a_cached_check_imports_no_rule_module_until_it_needs_one(tmp_path, fmt)
     assert warm == cold
     assert ("hipport.rules.warp" in warm_modules) == (fmt == "sarif")
     # nor what only a cold run or SARIF's fingerprints need: OpenSSL's hashes, pickle, resources,
-    # nor dataclasses (a frozen dataclass costs a millisecond to make) and the inspect it imports
-    assert not {"_hashlib", "pickle", "importlib.resources", "click", "dataclasses", "inspect"} & set(warm_modules) \
-        or fmt == "sarif"
+    # nor dataclasses (a frozen dataclass costs a millisecond to make) and the inspect it imports,
+    # nor typing (3 ms: annotations name its types only for type checkers, see hipport/__init__)
+    # and tomllib, which imports it (a pyproject.toml without "hipport" in it is not parsed)
+    assert not {"_hashlib", "pickle", "importlib.resources", "click", "dataclasses", "inspect", "typing",
+                "tomllib"} & set(warm_modules) or fmt == "sarif"
 
 
 def test_rule_rows_are_the_registrys_and_kept_only_by_a_fresh_process(tmp_path, private_cache, monkeypatch):
@@ -751,7 +759,8 @@ def test_a_warm_port_imports_only_what_serving_the_cache_needs(tmp_path):
     unwanted = {"hipport.pipeline", "tree_sitter", "hipport.rules.warp", "_hashlib", "pickle", "tempfile",
                 "difflib", "json", "csv", "shutil", "tomllib", "importlib.resources", "click", "hipport.mappings",
                 "hipport.parse.lexer", "hipport.rules", "dataclasses", "inspect",
-                "hipport.kernels", "hipport.regexes"}  # the summary counts kernels from the records
+                "hipport.kernels", "hipport.regexes",  # the summary counts kernels from the records
+                "typing"}  # annotations name its types only for type checkers (hipport/__init__)
     assert unwanted & warm == set()
 
 

@@ -189,6 +189,24 @@ def test_config_select_and_ignore(capsys, tree, t):
     assert cli(capsys, "check", "k.cu")[0] == 2
 
 
+def test_a_pyproject_without_hipport_is_passed_over_unparsed(capsys, tree, t, monkeypatch):
+    """A project's own pyproject.toml, which names no hipport table, is not parsed (tomllib
+    and the typing it imports are 5 ms of a cached pre-commit check), not even when TOML
+    would refuse it: the search goes on up to the configuration above it."""
+    import tomllib
+
+    tree("k.cu", "int lane = i % 32;\nasm(\"nop\");\n")
+    tree("pkg/k.cu", "int lane = i % 32;\nasm(\"nop\");\n")
+    tree("pyproject.toml", f'[tool.hipport]\nselect = ["{t["WARN"]}"]\n')
+    tree("pkg/pyproject.toml", "[project\nname = 'broken, and no table of ours'\n")
+    parsed = []
+    real_loads = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text: parsed.append(text) or real_loads(text))
+    code, out, _ = cli(capsys, "check", "pkg/k.cu")
+    assert code == 1 and t["WARN"] in out and t["ERR"] not in out  # the outer table's selection
+    assert set(parsed) == {f'[tool.hipport]\nselect = ["{t["WARN"]}"]\n'}  # the settings', the selection's
+
+
 # --- output ------------------------------------------------------------------------------------
 
 def test_output_file_and_formats(capsys, tree, t):

@@ -5,7 +5,7 @@ declared inside a namespace or class. Those keep their names even when they spel
 from __future__ import annotations
 
 import bisect
-from typing import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE, WORD_BYTES, tree

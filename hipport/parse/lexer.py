@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from functools import cached_property
-from typing import Iterable
 
 from hipport import regexes
 from hipport.tuples import NamedTuple

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 from hipport import regexes
 from hipport.lazy import lazy_import

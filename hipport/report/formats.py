@@ -11,9 +11,9 @@ SARIF's notifications) is read after them.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Callable, Iterator
+from collections.abc import Callable, Iterator
 
-from hipport import __version__
+from hipport import TYPE_CHECKING, __version__
 from hipport.findings import SEVERITIES, Finding
 from hipport.lazy import lazy_import
 from hipport.rules import DOC_SECTIONS, Rule

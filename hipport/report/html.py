@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping
 
 import jinja2
 from markupsafe import Markup, escape

@@ -15,7 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
-from typing import Any
+
+from hipport import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 LONG = 8  # a list of more entries than this: one compact entry per line
 _encode_compact = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps makes one per call

@@ -11,9 +11,9 @@ file and finding.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from operator import itemgetter
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from hipport import __version__
 from hipport import estimate as est

@@ -8,7 +8,7 @@ own rename edits: a transform only wraps, inserts or removes whole arguments.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from hipport import regexes
 from hipport.edits import Edit

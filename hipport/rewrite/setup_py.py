@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from hipport import regexes
 from hipport.edits import Edit, apply_edits

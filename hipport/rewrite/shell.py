@@ -10,8 +10,8 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from hipport import regexes
 from hipport.edits import Edit

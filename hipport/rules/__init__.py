@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from hipport.findings import CATEGORY_CODES, EFFORTS, SEVERITIES
 from hipport.tuples import NamedTuple

@@ -77,7 +77,7 @@ import bisect
 import functools
 import weakref
 import re
-from typing import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 
 import tree_sitter
 

@@ -14,8 +14,8 @@ of this package that scan C/C++ sources.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Callable, Iterator
 
 from hipport import regexes
 from hipport.mappings import Entry, Mappings, parse_version

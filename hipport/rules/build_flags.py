@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from hipport import regexes
 from hipport.lazy import lazy_import

@@ -4,7 +4,7 @@ grid-wide syncs in files that never launch a kernel cooperatively."""
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from hipport import regexes
 from hipport.parse import IS_SPACE_BYTE

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Iterator
 
 from hipport import regexes
 from hipport.lazy import lazy_import
