@@ -267,6 +267,21 @@ def test_estimate_markdown_and_output_file(tmp_path, capsys):
     assert out.read_text(encoding="utf-8").startswith("# Migration report: saxpy_ops\n")
 
 
+@pytest.mark.parametrize("fmt, jinja", [("text", False), ("json", False), ("markdown", True)])
+def test_only_a_markdown_estimate_loads_the_templates(tmp_path, fmt, jinja):
+    """jinja2 is a quarter of a cached estimate's time: text and JSON are written without it."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom hipport.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('jinja2' in sys.modules, file=sys.stderr)")
+    env = dict(os.environ, HIPPORT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-c", code, "estimate", str(EXAMPLE), "--format", fmt, "-j", "1"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout and done.stderr.strip().splitlines()[-1] == str(jinja)
+
+
 def test_estimate_writes_nothing_next_to_the_sources(tmp_path, capsys):
     import shutil
     src = tmp_path / "proj"
