@@ -75,7 +75,7 @@ def port(args: argparse.Namespace) -> None:
     tick, close = runner.stream_progress(len(jobs_list), mode in (runner.OUT, runner.IN_PLACE))
     in_place = mode == runner.IN_PLACE
     # The report, or its totals alone, taken as the records come; no record is kept.
-    taker = (report_model.Report(settings, root, in_place, rates) if report_dir is not None
+    taker = (report_model.Report(settings, root, in_place, rates, cache_root) if report_dir is not None
              else report_model.Totals(settings, root, in_place, rates))
     totals = taker.totals if isinstance(taker, report_model.Report) else taker
     troubles = []  # the files that failed or were skipped

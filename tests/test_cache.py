@@ -764,6 +764,34 @@ def test_a_warm_port_imports_only_what_serving_the_cache_needs(tmp_path):
     assert unwanted & warm == set()
 
 
+def test_a_cached_estimate_or_report_imports_no_rule_module(tmp_path):
+    """An estimate (and a port's report) names the rules that found something, with their
+    docs: kept in the cache beside the rules' rows, so a run whose files are all cached loads
+    neither the rule modules nor tree-sitter to write them, and writes what a cold run does."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, HIPPORT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+
+    def run(*args):
+        done = subprocess.run([sys.executable, "-c", _PORT_AND_LIST_MODULES, *map(str, args)],
+                              env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        return done.stdout, set(eval(done.stderr.strip().splitlines()[-1]))
+
+    loaded = {"hipport.rules.warp", "tree_sitter", "inspect", "hipport.loaders"}
+    cold, cold_modules = run("estimate", EXAMPLE, "--format", "json", "-j", "1")
+    warm, warm_modules = run("estimate", EXAMPLE, "--format", "json", "-j", "1")
+    assert json.loads(warm)["rules"] and warm == cold and loaded <= cold_modules
+    assert loaded & warm_modules == set()
+    report = tmp_path / "report"
+    run("port", EXAMPLE, "-o", tmp_path / "out", "--report", report, "-j", "1")
+    first = (report / "report.json").read_bytes()
+    _, modules = run("port", EXAMPLE, "-o", tmp_path / "out", "--report", report, "-j", "1")
+    assert (report / "report.json").read_bytes() == first
+    assert loaded & modules == {"inspect"}  # jinja2's, for report.md and report.html
+
+
 def _count_serves(monkeypatch) -> list:
     """The batches served file by file (runner._serve): none when the run's entry serves it."""
     from hipport import runner

@@ -102,20 +102,34 @@ def _unsupported(files: list[dict]) -> list[dict]:
     return sorted(by_name.values(), key=lambda e: (-e["count"], e["name"]))
 
 
-def _rules(findings: list[dict]) -> dict[str, dict]:
+def _rules(findings: list[dict], cache_root: Path | None = None) -> dict[str, dict]:
+    """The report's entry for each rule that found something (see rule_docs)."""
+    codes = sorted({f["rule"] for f in findings})
+    docs = rule_docs(cache_root) if codes else {}
+    return {code: docs[code] for code in codes if code in docs}
+
+
+def rule_docs(cache_root: Path | None = None) -> dict[str, dict]:
+    """Every rule's name, category, severity, effort, and the summary and fix its doc gives,
+    by code. Kept in the cache, as check.rule_rows keeps the rules' rows: a report or estimate
+    whose files are all cached then imports no rule module (nor tree-sitter, nor inspect for the
+    docs), a third of a cached estimate's time. Only a process whose rules are all hipport's
+    own reads or writes that entry (a test's throwaway rules are never kept)."""
+    from hipport.cache import open_cache
     from hipport.rules import REGISTRY, all_rules
 
-    all_rules()
-    out = {}
-    for code in sorted({f["rule"] for f in findings}):
-        r = REGISTRY.get(code)
-        if r is None:
-            continue
-        what = " ".join(r.section("What it does").split())
-        end = what.find(". ")
-        out[code] = {"name": r.name, "category": r.category, "severity": r.severity, "effort": r.effort,
-                     "summary": what if end < 0 else what[: end + 1], "fix": r.section("Fix")}
-    return out
+    def compute() -> dict[str, dict]:
+        out = {}
+        for r in all_rules():
+            what = " ".join(r.section("What it does").split())
+            end = what.find(". ")
+            out[r.code] = {"name": r.name, "category": r.category, "severity": r.severity, "effort": r.effort,
+                           "summary": what if end < 0 else what[: end + 1], "fix": r.section("Fix")}
+        return out
+
+    if cache_root is None or not all(r.check.__module__.startswith("hipport.rules.") for r in REGISTRY.values()):
+        return compute()
+    return open_cache(cache_root, "rules", ()).memo("docs", compute)
 
 
 _BROKEN_DOWN = itemgetter("category", "severity", "effort", "rule")
@@ -303,9 +317,10 @@ class Report:
     ported; `rates`: estimate rates (defaults)."""
 
     def __init__(self, settings: Settings, root: Path | None = None, in_place: bool = False,
-                 rates: est.Rates | None = None) -> None:
+                 rates: est.Rates | None = None, cache_root: Path | None = None) -> None:
         self.totals = Totals(settings, root, in_place, rates)
         self.files: list[dict] = []
+        self.cache_root = cache_root  # where the rules' docs are kept (rule_docs)
 
     def add(self, record: dict) -> None:
         self.totals.add(record)
@@ -322,7 +337,7 @@ class Report:
             f["unmapped"] = [u for u in f["unmapped"] if u["name"] not in totals.project_macros]
             f["kernels"] = per_file_kernels.get(f["source"], [])
         findings = [x for f in files for x in f["findings"]]
-        rules = _rules(findings)
+        rules = _rules(findings, self.cache_root)
         name = project if project is not None else (root.name if root is not None else "")
         return {
             "version": REPORT_VERSION,
@@ -386,17 +401,16 @@ def from_paths(paths: list[Path], settings: Settings, rates: est.Rates | None = 
     With `cache_root`, files `port` (or an earlier estimate) already did are served from its
     cache."""
     from hipport import runner
-    from hipport.loaders import tools
 
     root, jobs = runner.plan(paths, settings, runner.DRY_RUN, None, cache_root)
-    report = Report(settings, root, rates=rates)  # each record let go as it comes, as port's
+    report = Report(settings, root, rates=rates, cache_root=cache_root)  # each record let go as it comes, as port's
     tick, close = runner.stream_progress(len(jobs), progress)
     try:
         for outcome in runner.run(jobs, settings.jobs, tick):
             report.add(outcome.record)
     finally:
         close()
-    return report.result(tools(settings)[0].target_hip)
+    return report.result(runner.target_hip(settings, cache_root))
 
 
 def summary_lines(report: dict) -> list[str]:
