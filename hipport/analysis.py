@@ -14,7 +14,7 @@ from hipport.loaders import tools
 from hipport.mappings import Mappings
 from hipport.parse import tree as ts
 from hipport.parse.declarations import user_declared
-from hipport.parse.hash_comments import comment_spans
+from hipport.parse.hash_comments import Spans, comment_spans
 from hipport.parse.lexer import Lexed, Lexer, Substrings
 from hipport.rules import Guarded, Hit, Rule, all_rules
 from hipport.source import Source
@@ -49,8 +49,13 @@ class FileContext:
         for Python and build files (none for a kind without `#` comments). Found once for the
         rules, the suppressions and the build-file rewriters."""
         if is_source(self.kind):
-            return sorted(self.lexed.comments)
+            return self.lexed.comments  # in order, as the lexer keeps them
         return comment_spans(self.kind, self.data)
+
+    @cached_property
+    def comment_index(self) -> Spans:
+        """The comments, indexed to tell whether an offset is in one (rules and rewriters)."""
+        return Spans(self.comments)
 
     @cached_property
     def tree(self):

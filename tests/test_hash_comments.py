@@ -107,22 +107,29 @@ def test_a_flag_on_a_continued_makefile_comment_is_not_reported():
     ("Dockerfile", "docker", b"# hipport: ignore\nFROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n# nvcc -arch=sm_80\nRUN nvcc -arch=sm_80 x.cu\n"),
 ])
 def test_a_build_file_s_comments_are_found_once_for_rules_suppressions_and_rewriter(rel, kind, text, monkeypatch):
-    """The file's context holds its comments (analysis.FileContext.comments): the rewriter and
-    the suppressions read what the rules found, where each scanned the file again."""
+    """The file's context holds its comments (analysis.FileContext.comments) and their index
+    (comment_index): the rewriter and the suppressions read what the rules found, where each
+    scanned the file again, and rules and rewriter ask one index."""
     from hipport import analysis
     from hipport.parse import hash_comments
     from hipport.pipeline import port_source
 
-    scanned = []
+    scanned, indexed = [], []
 
     def counted(kind_, data):
         scanned.append(kind_)
         return comment_spans(kind_, data)
 
+    class CountedSpans(hash_comments.Spans):
+        def __init__(self, spans):
+            indexed.append(1)
+            super().__init__(spans)
+
     monkeypatch.setattr(hash_comments, "comment_spans", counted)
     monkeypatch.setattr(analysis, "comment_spans", counted, raising=False)
+    monkeypatch.setattr(analysis, "Spans", CountedSpans)
     done = port_source(text, rel, kind, Settings())
-    assert scanned == [kind]
+    assert scanned == [kind] and len(indexed) == 1
     assert done.result.changed  # the rewriter ran, and left the comments as they were
     assert all(text[a:b] in done.data for a, b in comment_spans(kind, text))
 
@@ -165,3 +172,22 @@ def test_shell_comments_as_a_shell_reads_them(data):
 def test_shell_comments_start_words_only():
     text = b"\xef\xbb\xbf# top\necho a#b '#' \"#\" \\# $# ${#x} x;# end\r\n"
     assert comments("shell", text) == [b"# top", b"# end"]
+
+
+def test_a_source_s_comments_come_in_order():
+    """FileContext.comments gives the lexer's spans as they are: in order, as Spans and the
+    suppressions want them (the lexer's own previous_code bisects them too)."""
+    from pathlib import Path
+
+    from hipport.analysis import context_for
+    from hipport.files import file_kind
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    seen = 0
+    for path in sorted(fixtures.rglob("*")):
+        kind = file_kind(path.name) if path.is_file() else None
+        if kind in ("cuda", "cpp"):
+            ctx = context_for(path.read_bytes(), path.name, kind, Settings())
+            assert ctx.comments == sorted(ctx.comments), path
+            seen += len(ctx.comments)
+    assert seen > 100

@@ -26,8 +26,10 @@ the end of the file.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from collections.abc import Iterable
 
 _PYTHON = (rb"(?P<c>#[^\r\n]*)|'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)"
            rb"|'(?:\\.|[^'\\\r\n])*'?|\"(?:\\.|[^\"\\\r\n])*\"?")
@@ -59,3 +61,16 @@ def comment_spans(kind: str, data: bytes) -> list[tuple[int, int]]:
     if pattern is None:
         return []
     return [m.span("c") for m in pattern.finditer(data) if m.group("c") is not None]
+
+
+class Spans:
+    """Sorted, disjoint (start, end) byte ranges (comments): where rewriters must not touch and
+    rules must not look (FileContext.comment_index holds a file's comments so)."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]):
+        self.spans = sorted(spans)
+        self.starts = [s for s, _ in self.spans]
+
+    def covers(self, offset: int) -> bool:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i >= 0 and offset < self.spans[i][1]

@@ -113,10 +113,9 @@ def rule_docs(cache_root: Path | None = None) -> dict[str, dict]:
     """Every rule's name, category, severity, effort, and the summary and fix its doc gives,
     by code. Kept in the cache, as check.rule_rows keeps the rules' rows: a report or estimate
     whose files are all cached then imports no rule module (nor tree-sitter, nor inspect for the
-    docs), a third of a cached estimate's time. Only a process whose rules are all hipport's
-    own reads or writes that entry (a test's throwaway rules are never kept)."""
+    docs), a third of a cached estimate's time (kept only of hipport's own rules)."""
     from hipport.cache import open_cache
-    from hipport.rules import REGISTRY, all_rules
+    from hipport.rules import all_rules, only_hipports
 
     def compute() -> dict[str, dict]:
         out = {}
@@ -127,7 +126,7 @@ def rule_docs(cache_root: Path | None = None) -> dict[str, dict]:
                            "summary": what if end < 0 else what[: end + 1], "fix": r.section("Fix")}
         return out
 
-    if cache_root is None or not all(r.check.__module__.startswith("hipport.rules.") for r in REGISTRY.values()):
+    if cache_root is None or not only_hipports():
         return compute()
     return open_cache(cache_root, "rules", ()).memo("docs", compute)
 

@@ -22,9 +22,10 @@ import re
 
 from hipport import regexes
 from hipport.edits import Edit
+from hipport.parse.hash_comments import Spans
 from hipport.parse.lexer import _scan
 from hipport.patterns import by_common_start, word_start
-from hipport.rewrite.shell import Rewritten, Spans, arch_list, flag_edits, libraries, path_edits, table
+from hipport.rewrite.shell import Rewritten, arch_list, flag_edits, libraries, path_edits, table
 from hipport.tuples import NamedTuple
 
 HIP_MIN_CMAKE = (3, 21)

@@ -10,7 +10,7 @@ import re
 from hipport import regexes
 from hipport.edits import Edit
 from hipport.parse.lexer import logical_end
-from hipport.rewrite.shell import Rewritten, Spans, command_edits, rocm_release, table, word_edits
+from hipport.rewrite.shell import Rewritten, command_edits, rocm_release, table, word_edits
 from hipport.source import bom_length
 
 # One instruction: its keyword and where its arguments start; continued lines end in `\`.
@@ -34,7 +34,7 @@ def base_image(image: str, tag: str, target: tuple[int, int]) -> tuple[str, str]
 
 def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
     data, settings, target = ctx.data, ctx.settings, ctx.mappings.target_hip
-    comments = Spans(ctx.comments)
+    comments = ctx.comment_index
     out = Rewritten()
     pos = bom_length(data)
     while pos < len(data):

@@ -4,11 +4,11 @@ AMD targets), -lcudart/-lcublas/... -> the ROCm libraries, CUDA install paths, a
 
 from __future__ import annotations
 
-from hipport.rewrite.shell import Rewritten, Spans, command_edits
+from hipport.rewrite.shell import Rewritten, command_edits
 from hipport.source import bom_length
 
 
 def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
     data = ctx.data
-    return command_edits(data, Spans(ctx.comments), start=bom_length(data), target=ctx.mappings.target_hip,
+    return command_edits(data, ctx.comment_index, start=bom_length(data), target=ctx.mappings.target_hip,
                          rename=ctx.settings.rename, policy="offload", quote=False)  # make keeps quotes in values

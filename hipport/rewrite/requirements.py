@@ -12,7 +12,8 @@ import re
 
 from hipport import regexes
 from hipport.edits import Edit
-from hipport.rewrite.shell import Rewritten, Spans, rocm_release, table
+from hipport.parse.hash_comments import Spans
+from hipport.rewrite.shell import Rewritten, rocm_release, table
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,7 +55,7 @@ _LOCAL = regexes.compile(rb"(?m)(?:^|(?<=\A\xef\xbb\xbf))[ \t]*([A-Za-z0-9][\w.-
 
 
 def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
-    data, comments = ctx.data, Spans(ctx.comments)
+    data, comments = ctx.data, ctx.comment_index
     out = index_edits(data, comments, ctx.mappings.target_hip)
     label = _rows()["local-version"][0]
     for m in _LOCAL.finditer(data):

@@ -25,8 +25,9 @@ from hipport import regexes
 from hipport.edits import Edit, apply_edits
 from hipport.lazy import lazy_import
 from hipport.parse import python as pyast
-from hipport.rewrite.shell import (Rewritten, Spans, arch_list, flag_edits, flag_rules, libraries,
-                                   link_edits, value_ok)
+from hipport.parse.hash_comments import Spans
+from hipport.rewrite.shell import (Rewritten, arch_list, flag_edits, flag_rules, libraries, link_edits,
+                                   value_ok)
 from hipport.rules._python import python_syntax
 from hipport.source import bom_length
 from hipport.tuples import NamedTuple

@@ -16,6 +16,7 @@ from pathlib import Path
 from hipport import regexes
 from hipport.edits import Edit
 from hipport.errors import MappingError
+from hipport.parse.hash_comments import Spans
 from hipport.source import bom_length
 from hipport.tuples import NamedTuple
 
@@ -131,18 +132,6 @@ def drop_overlaps(edits: Iterable[Edit]) -> list[Edit]:
         out.append(e)
         end = max(end, e.end)
     return out
-
-
-class Spans:
-    """Sorted, disjoint (start, end) byte ranges (comments): where rewriters must not touch."""
-
-    def __init__(self, spans: Iterable[tuple[int, int]]):
-        self.spans = sorted(spans)
-        self.starts = [s for s, _ in self.spans]
-
-    def covers(self, offset: int) -> bool:
-        i = bisect.bisect_right(self.starts, offset) - 1
-        return i >= 0 and offset < self.spans[i][1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -592,5 +581,5 @@ def command_edits(data: bytes, comments: Spans, *, start: int = 0, end: int | No
 def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
     """A shell script (`*.sh`)."""
     data = ctx.data
-    return command_edits(data, Spans(ctx.comments), start=bom_length(data), target=ctx.mappings.target_hip,
+    return command_edits(data, ctx.comment_index, start=bom_length(data), target=ctx.mappings.target_hip,
                          rename=ctx.settings.rename)

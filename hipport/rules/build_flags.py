@@ -44,11 +44,6 @@ def _python_build_strings(ctx) -> list[tuple[int, bytes]]:
     return out
 
 
-def _comments(ctx) -> tuple[list[tuple[int, int]], list[int]]:
-    """The file's comment spans and their start offsets."""
-    return sx.memo(ctx, "build_flags.comments", lambda c: (c.comments, [s for s, _ in c.comments]))
-
-
 def build_matches(ctx, pattern) -> Iterator[tuple[int, int, bytes]]:
     """(start, end, text) of each match of `pattern` in what counts as build text: outside
     comments for build files, inside string literals for Python. `pattern`: a compiled regex,
@@ -62,12 +57,10 @@ def build_matches(ctx, pattern) -> Iterator[tuple[int, int, bytes]]:
             for m in find(raw):
                 yield base + m.start(), base + m.end(), m.group()
         return
-    spans, starts = _comments(ctx)
+    in_comment = ctx.comment_index.covers
     for m in find(ctx.data):
-        i = bisect.bisect_right(starts, m.start()) - 1
-        if i >= 0 and m.start() < spans[i][1]:
-            continue
-        yield m.start(), m.end(), m.group()
+        if not in_comment(m.start()):
+            yield m.start(), m.end(), m.group()
 
 
 # ---------------------------------------------------------------------------------------------

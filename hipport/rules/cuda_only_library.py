@@ -434,7 +434,7 @@ def cuda_only_python_dependency(ctx):
     """
     data = ctx.data
     if ctx.kind == "requirements":
-        starts = [s for s, _ in ctx.comments]
+        starts = ctx.comment_index.starts
         for m in re.finditer(rb"[^\n]+", data):
             i = bisect.bisect_left(starts, m.start())  # the line's comment, if any, ends it
             end = starts[i] if i < len(starts) and starts[i] < m.end() else m.end()
@@ -471,11 +471,7 @@ def _pyproject_hits(ctx):
     keys = list(table(poetry.get("dependencies"))) + list(table(poetry.get("dev-dependencies")))
     for group in table(poetry.get("group")).values():
         keys += list(table(table(group).get("dependencies")))
-    comments = ctx.comments
-
-    def in_comment(offset: int) -> bool:
-        return any(s <= offset < e for s, e in comments)
-
+    in_comment = ctx.comment_index.covers
     seen: set[int] = set()
     for req in wanted:
         for m in re.finditer(re.escape(f'"{req}"') + "|" + re.escape(f"'{req}'"), text):
