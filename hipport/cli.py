@@ -81,7 +81,7 @@ def port(args: argparse.Namespace) -> None:
     troubles = []  # the files that failed or were skipped
     for outcome in runner.run(jobs_list, settings.jobs, tick):
         record = outcome.record
-        taker.add(record)
+        taker.add(record, outcome.stamp)
         if record["status"] in ("failed", "skipped"):
             troubles.append(f"{record['source']}: {record['status']}: {record['reason']}")
         if mode == runner.STDOUT and outcome.data is not None:
@@ -92,8 +92,7 @@ def port(args: argparse.Namespace) -> None:
     target = runner.target_hip(settings, cache_root)  # also where broken tables fail the run
     report = None
     if isinstance(taker, report_model.Report):
-        report = taker.result(target)
-        where = report_model.write(report, report_dir, root=root, in_place=in_place)
+        where, report = report_model.write_new(taker, report_dir, target)
     elif mode != runner.STDOUT:
         report = taker.summary()
     for line in troubles:

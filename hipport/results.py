@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import Mapping
+from operator import itemgetter
 from types import MappingProxyType
 
 from hipport import TYPE_CHECKING
@@ -64,20 +65,32 @@ RECORD_KEYS = frozenset(FileResult("", "", "", "").record())
 _RECORD_ORDER = tuple(sorted(RECORD_KEYS))
 
 
+# What a file's report entry is made of (json_entry), in this order: a report holds these
+# values of each record until it is written, not the record (see report.model.Report).
+_ENTRY_KEYS = ("source", "output", "kind", "status", "changed", "replacements", "by_library", "lines",
+               "lines_changed", "encoding", "unmapped", "notes", "findings", "reason")
+entry_values = itemgetter(*_ENTRY_KEYS)
+
+
 def json_entry(record: dict) -> dict:
     """A file's entry in report.json (without its kernels, which the report links)."""
+    return entry_of(entry_values(record))
+
+
+def entry_of(values: tuple) -> dict:
+    """json_entry() of the record whose entry_values() are `values`."""
+    (source, output, kind, status, changed, replacements, by_library, lines, lines_changed, encoding,
+     unmapped, notes, findings, reason) = values
     d = {
-        "source": record["source"], "output": record["output"], "kind": record["kind"],
-        "status": record["status"], "changed": record["changed"], "replacements": record["replacements"],
-        "by_library": dict(sorted(record["by_library"].items())), "lines": record["lines"],
-        "lines_changed": record["lines_changed"], "encoding": record["encoding"],
-        "unmapped": list(record["unmapped"]), "notes": list(record["notes"]),
-        "findings": [json_of(f) for f in record["findings"]],
+        "source": source, "output": output, "kind": kind, "status": status, "changed": changed,
+        "replacements": replacements, "by_library": dict(sorted(by_library.items())), "lines": lines,
+        "lines_changed": lines_changed, "encoding": encoding, "unmapped": list(unmapped), "notes": list(notes),
+        "findings": [json_of(f) for f in findings],
     }
-    if record["reason"]:
-        d["reason"] = record["reason"]
-    if record["source"] != record["output"]:
-        d["renamed_from"] = record["source"]
+    if reason:
+        d["reason"] = reason
+    if source != output:
+        d["renamed_from"] = source
     return d
 
 

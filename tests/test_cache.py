@@ -784,12 +784,14 @@ def test_a_cached_estimate_or_report_imports_no_rule_module(tmp_path):
     warm, warm_modules = run("estimate", EXAMPLE, "--format", "json", "-j", "1")
     assert json.loads(warm)["rules"] and warm == cold and loaded <= cold_modules
     assert loaded & warm_modules == set()
-    report = tmp_path / "report"
-    run("port", EXAMPLE, "-o", tmp_path / "out", "--report", report, "-j", "1")
-    first = (report / "report.json").read_bytes()
-    _, modules = run("port", EXAMPLE, "-o", tmp_path / "out", "--report", report, "-j", "1")
-    assert (report / "report.json").read_bytes() == first
+    first, second = tmp_path / "r1", tmp_path / "r2"  # a folder of its own: written, not kept (write_new)
+    run("port", EXAMPLE, "-o", tmp_path / "out", "--report", first, "-j", "1")
+    _, modules = run("port", EXAMPLE, "-o", tmp_path / "out", "--report", second, "-j", "1")
+    for name in ("report.json", "report.md", "report.html"):
+        assert (second / name).read_bytes() == (first / name).read_bytes(), name
     assert loaded & modules == {"inspect"}  # jinja2's, for report.md and report.html
+    _, modules = run("port", EXAMPLE, "-o", tmp_path / "out", "--report", first, "-j", "1")
+    assert "jinja2" not in modules and "hipport.report.html" not in modules  # kept as it was
 
 
 def _count_serves(monkeypatch) -> list:
@@ -1035,8 +1037,8 @@ def test_a_port_holds_a_part_of_its_records_at_a_time(tmp_path, private_cache, m
     held = []
     real_add = model.Totals.add
 
-    def add(self, record):
-        real_add(self, record)
+    def add(self, record, *stamp):
+        real_add(self, record, *stamp)
         if self.files % 5 == 0:  # records, not report entries: only records carry "defines"
             held.append(sum(1 for o in gc.get_objects()
                             if type(o) is dict and "defines" in o and o.get("source", "").startswith("held")))
@@ -1055,3 +1057,68 @@ def test_a_port_holds_a_part_of_its_records_at_a_time(tmp_path, private_cache, m
             assert "24 files: 24 changed" in printed.err
     if command == "port --report":
         assert len(json.loads((tmp_path / "report" / "report.json").read_text())["files"]) == 24
+
+
+def test_a_report_folder_that_holds_the_report_is_left_as_it_is(tmp_path, private_cache, monkeypatch, capsys):
+    """A warm `port --report` into the folder an earlier run with the same inputs and options
+    wrote: the reports there are neither rendered nor written again (no jinja2), and the run
+    says what it said. Anything that changes the report renders it again: a file's bytes (its
+    stats), a report file edited or gone, the settings, the estimate's rates, --no-cache, and a
+    file the report quotes whose stats cannot be trusted yet."""
+    from hipport.report import html
+    from hipport.report import model as report_model
+
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", -(10**18))  # every file counts as settled
+    src, out, rep = tmp_path / "src", tmp_path / "out", tmp_path / "rep"
+    shutil.copytree(EXAMPLE, src)
+    renders = []
+    monkeypatch.setattr(html, "render", lambda *a, real=html.render: renders.append(1) or real(*a))
+    names = report_model.REPORT_FILES
+
+    def port(*extra) -> tuple[str, dict[str, tuple[int, int]]]:
+        del renders[:]
+        assert run("port", src, "-o", out, "--report", rep, "-j", "1", *extra) == 0
+        said = capsys.readouterr().err
+        return said, {n: (os.stat(rep / n).st_ino, os.stat(rep / n).st_mtime_ns) for n in names}
+
+    def same_as_fresh(*extra) -> None:  # what a run without the cache writes
+        assert run("port", src, "-o", tmp_path / "o2", "--report", tmp_path / "fresh", "--no-cache", *extra) == 0
+        capsys.readouterr()
+        for n in names:
+            assert (rep / n).read_bytes() == (tmp_path / "fresh" / n).read_bytes(), n
+
+    said, stats = port()
+    assert renders and "findings:" in said
+    again, kept = port()
+    assert renders == [] and kept == stats and again == said
+    same_as_fresh()
+
+    quoted = next(p for p in sorted(src.rglob("*.cu")) if b"<<<" in p.read_bytes())  # findings quote it
+    quoted.write_bytes(quoted.read_bytes().replace(b"\n", b"\n\n", 1))  # every finding a line further down
+    _, stats = port()
+    assert renders and stats != kept
+    same_as_fresh()
+    assert port()[1] == stats and renders == []
+
+    for gone in names:
+        (rep / gone).unlink()
+        _, after = port()
+        assert renders and all(after[n] != stats[n] for n in names)
+        stats = after
+    (rep / "report.md").write_text("edited", encoding="utf-8")
+    _, stats = port()
+    assert renders and (rep / "report.md").read_text(encoding="utf-8") != "edited"
+
+    _, roc = port("--libs", "roc")
+    assert renders and roc != stats
+    same_as_fresh("--libs", "roc")
+    (src / ".hipport.toml").write_text("[estimate]\nkernel-hours = [1, 5, 9]\n", encoding="utf-8")
+    _, rated = port("--libs", "roc")
+    assert renders and rated != roc
+    same_as_fresh("--libs", "roc")
+    assert port("--libs", "roc")[1] == rated and renders == []
+    assert port("--libs", "roc", "--no-cache")[1] != rated and renders
+
+    monkeypatch.setattr(cache_mod, "_SETTLED_NS", 10**18)  # no file's stats count: each is read
+    first = port()[1]
+    assert renders and port()[1] != first and renders

@@ -10,6 +10,8 @@ file and finding.
 
 from __future__ import annotations
 
+import marshal
+import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
@@ -21,7 +23,8 @@ from hipport import kernel_links as links
 from hipport.config import Settings
 from hipport.emit import write_text
 from hipport.findings import CATEGORY, EFFORT, EFFORTS, SEVERITIES, SEVERITY
-from hipport.results import FileResult, json_entry
+from hipport.hashing import blake2b
+from hipport.results import FileResult, entry_of, entry_values
 from hipport.tuples import NamedTuple
 from hipport.words import plural
 
@@ -214,7 +217,8 @@ class Totals:
         self.scans: list[tuple[str, links.Scan]] = []  # kernels per file, from the records
         self.unscanned: list[tuple[str, str]] = []  # files whose record carries none
 
-    def add(self, r: dict) -> None:
+    def add(self, r: dict, stamp: tuple | None = None) -> None:
+        """(`stamp`: as Report.add takes it; the totals go by the record alone.)"""
         self.files += 1
         self.by_status[r["status"]] += 1
         self.changed += bool(r["changed"])
@@ -310,20 +314,43 @@ class Totals:
 
 
 class Report:
-    """The report, taken one record at a time: each file's entry is made as its record comes
-    and the record is let go (a report of 51,000 files held both: 363 MB). `root`: where the
+    """The report, taken one record at a time: what each file's entry is made of is kept as its
+    record comes, and the record let go (a report of 51,000 files held both: 363 MB). `root`: where the
     files' relative paths start (for the kernel scan); `in_place`: the files there are already
     ported; `rates`: estimate rates (defaults)."""
 
     def __init__(self, settings: Settings, root: Path | None = None, in_place: bool = False,
                  rates: est.Rates | None = None, cache_root: Path | None = None) -> None:
         self.totals = Totals(settings, root, in_place, rates)
-        self.files: list[dict] = []
-        self.cache_root = cache_root  # where the rules' docs are kept (rule_docs)
+        # Each file's entry_values() (its findings as tuples), made its entry when the report
+        # is: a report that its folder holds already (write_new) makes none.
+        self.files: list = []
+        self.cache_root = cache_root  # where the rules' docs and the written reports are kept
+        self._made_of = blake2b(digest_size=32)  # see fingerprint
+        self._unknown = False  # a file the report reads lines of has no stamp
 
-    def add(self, record: dict) -> None:
+    def add(self, record: dict, stamp: tuple | None = None) -> None:
+        """`stamp`: the file's stats that the runner vouches for (runner.Outcome.stamp), if any."""
+        scans = len(self.totals.unscanned)
         self.totals.add(record)
-        self.files.append(json_entry(record))
+        self.files.append(entry_values(record))
+        if stamp is not None:  # its record follows from its bytes, which its stats stand for
+            self._made_of.update(marshal.dumps((record["source"], stamp), 2))
+        elif record["findings"] or len(self.totals.unscanned) > scans:
+            self._unknown = True  # the renderers read its lines (excerpts, kernels): no record says what they are
+        else:  # (version 2: no references, whose use varies with how the values were made)
+            self._made_of.update(marshal.dumps(record, 2))
+
+    def fingerprint(self, target_hip: tuple[int, int], project: str | None = None) -> bytes | None:
+        """What this report is made of: every file's record, or the stats its record and its
+        lines follow from, and the options that change the report (hipport's code and tables
+        key the cache it is kept in). None when a file the renderers read has no stats to go by."""
+        if self._unknown:
+            return None
+        t = self.totals
+        made_of = self._made_of.copy()
+        made_of.update(repr((target_hip, project, str(t.root), t.in_place, t.rates, t.settings.cache_key())).encode())
+        return made_of.digest()
 
     def result(self, target_hip: tuple[int, int], project: str | None = None) -> dict:
         counted, settings, root = self.totals, self.totals.settings, self.totals.root
@@ -332,6 +359,8 @@ class Report:
         for k in totals.kernels:
             per_file_kernels.setdefault(k["path"], []).append(k["name"])
         files = self.files
+        for i, values in enumerate(files):  # each entry in its values' place: never both whole
+            files[i] = entry_of(values)
         for f in files:
             f["unmapped"] = [u for u in f["unmapped"] if u["name"] not in totals.project_macros]
             f["kernels"] = per_file_kernels.get(f["source"], [])
@@ -378,15 +407,55 @@ def json_pieces(report: dict) -> Iterator[str]:
     return json_text.pieces(report)
 
 
+REPORT_FILES = ("report.json", "report.md", "report.html")
+
+
+def write_new(report: Report, folder: Path, target_hip: tuple[int, int]) -> tuple[Path, dict]:
+    """Write the report into `folder` (see write) unless the folder holds it already: the files a
+    run with the same fingerprint (Report.fingerprint) wrote there, with the stats that run left
+    them with. A warm `port --report` of cuda-samples spent two thirds of its time writing the
+    report it had written before. Returns report.json's path and what summary_lines reads."""
+    from hipport.cache import open_cache
+
+    made_of = report.fingerprint(target_hip) if report.cache_root is not None else None
+    cache = open_cache(report.cache_root, "report", ()) if made_of is not None else None
+    key = cache.key(b"", os.path.abspath(folder)) if cache is not None and cache.on else None
+    if key is not None:
+        stats = _stats(folder)
+        if stats is not None and cache.get(key) == (made_of, stats):
+            return folder / "report.json", report.totals.summary()
+    totals = report.totals
+    whole = report.result(target_hip)
+    path = write(whole, folder, root=totals.root, in_place=totals.in_place)
+    if key is not None:
+        stats = _stats(folder)
+        if stats is not None:
+            cache.put(key, (made_of, stats))
+    return path, whole
+
+
+def _stats(folder: Path) -> tuple | None:
+    """The report files' stats (as runner._stat_values), or None when one is missing."""
+    out = []
+    for name in REPORT_FILES:
+        try:
+            st = os.stat(os.path.join(folder, name), follow_symlinks=False)
+        except OSError:
+            return None
+        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
 def write(report: dict, folder: Path, root: Path | None = None, in_place: bool = False) -> Path:
     """report.json, report.md and report.html in `folder`; returns report.json's path. `root`
     (with `in_place`) is where the renderers read the few lines around each finding."""
     from hipport.report import html, markdown
 
     excerpts = html.Excerpts(root, in_place) if root is not None else None
-    path = folder / "report.json"
-    for target, text in ((path, json_pieces(report)), (folder / "report.md", markdown.render(report)),
-                         (folder / "report.html", html.render(report, excerpts))):
+    json_name, md_name, html_name = REPORT_FILES
+    path = folder / json_name
+    for target, text in ((path, json_pieces(report)), (folder / md_name, markdown.render(report)),
+                         (folder / html_name, html.render(report, excerpts))):
         write_text(target, text)
     return path
 
