@@ -326,26 +326,28 @@ class Report:
         # is: a report that its folder holds already (write_new) makes none.
         self.files: list = []
         self.cache_root = cache_root  # where the rules' docs and the written reports are kept
-        self._made_of = blake2b(digest_size=32)  # see fingerprint
-        self._unknown = False  # a file the report reads lines of has no stamp
+        self._made_of = blake2b(digest_size=32)  # see fingerprint; None: there is none
 
     def add(self, record: dict, stamp: tuple | None = None) -> None:
         """`stamp`: the file's stats that the runner vouches for (runner.Outcome.stamp), if any."""
         scans = len(self.totals.unscanned)
         self.totals.add(record)
         self.files.append(entry_values(record))
+        made_of = self._made_of
+        if made_of is None:
+            return
         if stamp is not None:  # its record follows from its bytes, which its stats stand for
-            self._made_of.update(marshal.dumps((record["source"], stamp), 2))
+            made_of.update(marshal.dumps((record["source"], stamp), 2))
         elif record["findings"] or len(self.totals.unscanned) > scans:
-            self._unknown = True  # the renderers read its lines (excerpts, kernels): no record says what they are
+            self._made_of = None  # the renderers read its lines (excerpts, kernels): no record says what they are
         else:  # (version 2: no references, whose use varies with how the values were made)
-            self._made_of.update(marshal.dumps(record, 2))
+            made_of.update(marshal.dumps(record, 2))
 
     def fingerprint(self, target_hip: tuple[int, int], project: str | None = None) -> bytes | None:
         """What this report is made of: every file's record, or the stats its record and its
         lines follow from, and the options that change the report (hipport's code and tables
         key the cache it is kept in). None when a file the renderers read has no stats to go by."""
-        if self._unknown:
+        if self._made_of is None:
             return None
         t = self.totals
         made_of = self._made_of.copy()
