@@ -70,6 +70,13 @@ def settled(st: os.stat_result, before: int) -> bool:
     return max(st.st_mtime_ns, st.st_ctime_ns) < before
 
 
+def stat_values(st: os.stat_result) -> tuple[int, int, int, int, int, int]:
+    """What a file's stat says of its bytes: device, inode, size, permission bits,
+    modification and change times (the change time moves with every write and chmod, and no
+    tool sets it back)."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns
+
+
 _DB_NAME = "cache.sqlite3"
 # An edited file leaves its old entries behind (its new bytes and stat make new keys), so a
 # cache used on every commit would grow for ever. Past MAX_BYTES of entries, a process that
@@ -256,13 +263,11 @@ class Cache:
         return h.digest()
 
     def stat_key(self, st: os.stat_result, name: str) -> bytes:
-        """The key of a file as its stat shows it (device, inode, size, permission bits,
-        modification and change times), under which a run keeps what it learned from the
-        file's bytes: a later run that finds the same stat neither reads nor hashes the file
-        (as git's index and ruff's cache do). The change time moves with every write and
-        chmod, and no tool sets it back. `name` says which file and what for."""
-        text = (f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mode}:{st.st_mtime_ns}:"
-                f"{st.st_ctime_ns}").encode()
+        """The key of a file as its stat shows it (stat_values), under which a run keeps what
+        it learned from the file's bytes: a later run that finds the same stat neither reads
+        nor hashes the file (as git's index and ruff's cache do). `name` says which file and
+        what for."""
+        text = ":".join(map(str, stat_values(st))).encode()
         return self.key(text, name + "\0stat")  # no path holds a NUL
 
     def get_many(self, keys: list[bytes], loads: Callable[[Any], Any] = marshal.loads) -> dict[bytes, Any]:

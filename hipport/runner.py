@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from hipport import TYPE_CHECKING, parallel, results
-from hipport.cache import Cache, Lookups, open_cache, settled, settled_before
+from hipport.cache import Cache, Lookups, open_cache, settled, settled_before, stat_values
 from hipport.config import NEVER_COPIED, Settings
 from hipport.edits import splice
 from hipport.emit import copy_large, mirror_link, read_with_stat, unified_diff, write_atomic, write_copy
@@ -106,7 +106,7 @@ class _Read(NamedTuple):
     mode: int  # permission bits
     key: bytes  # the content key
     stat_key: bytes | None  # when the file's stat is settled (cache.Cache.stat_key)
-    stat: tuple | None = None  # then its _stat_values
+    stat: tuple | None = None  # then its stat_values
     stamped: tuple | None = None  # the stamp the cache holds under stat_key (see _stamp)
 
 
@@ -336,7 +336,7 @@ def _serve_by_stat(cache: Cache, batch: list[Job], outcomes: list[Outcome | None
         stamp = stamps.get(key)
         hit = known.get(stamp[0]) if stamp else None
         if hit is not None and _needs_no_bytes(job, st, hit[1], stamp[1]):
-            outcomes[i] = Outcome(hit[1], stamp=(_stat_values(st), stamp[1]))
+            outcomes[i] = Outcome(hit[1], stamp=(stat_values(st), stamp[1]))
         else:
             stat_keys[i] = (st, key, stamp if hit is not None else None)
     return stat_keys, known
@@ -352,11 +352,7 @@ def _needs_no_bytes(job: Job, st: os.stat_result, record: dict, output: tuple | 
     if job.mode != OUT or output is None:
         return False
     out = _stat(os.path.join(job.out_root, record["output"]), follow=False)
-    return out is not None and _stat_values(out) == output and stat.S_IMODE(out.st_mode) == stat.S_IMODE(st.st_mode)
-
-
-def _stat_values(st: os.stat_result) -> tuple[int, ...]:
-    return st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns
+    return out is not None and stat_values(out) == output and stat.S_IMODE(out.st_mode) == stat.S_IMODE(st.st_mode)
 
 
 def _stat(path: str, follow: bool = True) -> os.stat_result | None:
@@ -414,8 +410,8 @@ def _read(job: Job, cache: Cache, before: int | None,
         return _large(job, data, st, before)
     if before is None:
         return _Read(job, data, stat.S_IMODE(st.st_mode), b"", None)
-    values, stamped = _stat_values(st), None
-    if statted is not None and values == _stat_values(statted[0]):
+    values, stamped = stat_values(st), None
+    if statted is not None and values == stat_values(statted[0]):
         stat_key, stamped = statted[1], statted[2]
     else:
         stat_key = cache.stat_key(st, f.rel) if settled(st, before) else None
@@ -441,7 +437,7 @@ def _large(job: Job, head: bytes, st: os.stat_result, before: int | None) -> Out
         if before is not None:
             written = _output_values(out, wrote, before)
     settled_input = before is not None and settled(st, before)
-    stamp = (_stat_values(st), written) if settled_input and (job.mode != OUT or written) else None
+    stamp = (stat_values(st), written) if settled_input and (job.mode != OUT or written) else None
     return Outcome(record, stamp=stamp)
 
 
@@ -522,7 +518,7 @@ def _finish(r: _Read, ported: bytes, record: dict, before: int,
 def _output_values(st: os.stat_result, wrote: bool, before: int) -> tuple | None:
     """An output file's stat for the stamp: when this run wrote it, or found it settled
     holding the port already (an unsettled file may change within its timestamp tick)."""
-    return _stat_values(st) if wrote or settled(st, before) else None
+    return stat_values(st) if wrote or settled(st, before) else None
 
 
 def _stamp(r: _Read, output: tuple | None) -> tuple[bytes, bytes]:
@@ -599,7 +595,7 @@ class _Tree:
             for i, known, output, values in zip(part, inputs, outputs, packed):
                 job = self.jobs[i]
                 st = _stat(job.file.where)
-                if st is None or not settled(st, before) or _stat_values(st) != known:
+                if st is None or not settled(st, before) or stat_values(st) != known:
                     return None
                 record = results.unpack(values)
                 if not _needs_no_bytes(job, st, record, output):

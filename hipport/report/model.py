@@ -437,14 +437,15 @@ def write_new(report: Report, folder: Path, target_hip: tuple[int, int]) -> tupl
 
 
 def _stats(folder: Path) -> tuple | None:
-    """The report files' stats (as runner._stat_values), or None when one is missing."""
+    """The report files' stat_values, or None when one is missing."""
+    from hipport.cache import stat_values
+
     out = []
     for name in REPORT_FILES:
         try:
-            st = os.stat(os.path.join(folder, name), follow_symlinks=False)
+            out.append(stat_values(os.stat(os.path.join(folder, name), follow_symlinks=False)))
         except OSError:
             return None
-        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mode, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(out)
 
 
