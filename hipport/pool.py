@@ -130,8 +130,10 @@ class Pool:
         """Queue `func(arg)`; the heaviest queued task (by `weight`, e.g. its bytes) is taken
         first, tasks of equal weight in the order submitted."""
         future = Future()
-        self._tasks.put((future, func, arg), weight)
+        # Known as queued before it is: a feeder thread may take it off the queue at once, and
+        # one it cannot claim is a task run out of turn, which it drops.
         self._queued[future] = (func, arg, weight)
+        self._tasks.put((future, func, arg), weight)
         return future
 
     def map(self, func: Callable, jobs: Sequence, bounds: Iterable[tuple[int, int]] | None = None) -> Iterator:

@@ -607,3 +607,31 @@ def test_a_pooled_batch_goes_out_in_tasks_of_bounded_bytes_weighed_by_them(tmp_p
         misses.append((i, runner._Read(job, b"x" * size if i % 2 else None, 0, b"", None)))
     parts = [([i for i, _ in part], weight) for part, weight in runner._parts(misses)]
     assert parts == [([0, 1], 90), ([2], 20), ([3], 150), ([4, 5], 100), ([6], 5)]
+
+
+def test_a_task_is_claimable_as_soon_as_a_feeder_can_take_it(monkeypatch):
+    """A feeder thread may take a task off the queue the moment it is put there: the task must
+    already be known as queued, else the feeder took it for one run out of turn and dropped
+    it, and its result was waited for forever (a hang seen once in CI)."""
+    import threading
+
+    from hipport import pool as pool_mod
+
+    real_put = pool_mod._Tasks.put
+
+    def put_then_yield(self, item, weight=0):
+        real_put(self, item, weight)
+        time.sleep(0.002)  # the feeders run here: between the put and whatever follows it
+
+    monkeypatch.setattr(pool_mod._Tasks, "put", put_then_yield)
+    results = []
+    with Pool(2) as pool:
+        def wait_all():  # the oldest last, when no task is queued to run out of turn meanwhile
+            futures = [pool.submit(square, n, weight=1) for n in range(40)]
+            results.extend(pool.result(f) for f in futures[::-1])
+
+        waiter = threading.Thread(target=wait_all, daemon=True)  # a hang fails the test, not the run
+        waiter.start()
+        waiter.join(timeout=30)
+        assert not waiter.is_alive(), "a submitted task was never run"
+    assert results == [n * n for n in reversed(range(40))]
