@@ -105,7 +105,8 @@ else:
                     raise AttributeError(f"{name}: cannot define {key} on a NamedTuple")
             defaults = tuple(body[f] for f in with_default)
             namespace = {
-                "__doc__": f"{name}({_arguments(fields)})",
+                "__doc__": f"{name}({_arguments(fields)})",  # these two the class body may replace
+                "__repr__": _repr,
                 **{k: v for k, v in body.items() if k not in fields},
                 "__slots__": (),
                 "_fields": fields,
@@ -113,7 +114,6 @@ else:
                 "__new__": _new(name, fields, defaults),
                 "_make": _make,
                 "_replace": _replace,
-                "__repr__": body.get("__repr__", _repr),
                 "_asdict": _asdict,
                 "__getnewargs__": _getnewargs,
                 "__match_args__": fields,

@@ -343,7 +343,7 @@ class Report:
         else:  # (version 2: no references, whose use varies with how the values were made)
             made_of.update(marshal.dumps(record, 2))
 
-    def fingerprint(self, target_hip: tuple[int, int], project: str | None = None) -> bytes | None:
+    def fingerprint(self, target_hip: tuple[int, int]) -> bytes | None:
         """What this report is made of: every file's record, or the stats its record and its
         lines follow from, and the options that change the report (hipport's code and tables
         key the cache it is kept in). None when a file the renderers read has no stats to go by."""
@@ -351,7 +351,7 @@ class Report:
             return None
         t = self.totals
         made_of = self._made_of.copy()
-        made_of.update(repr((target_hip, project, str(t.root), t.in_place, t.rates, t.settings.cache_key())).encode())
+        made_of.update(repr((target_hip, str(t.root), t.in_place, t.rates, t.settings.cache_key())).encode())
         return made_of.digest()
 
     def result(self, target_hip: tuple[int, int], project: str | None = None) -> dict:
