@@ -18,7 +18,13 @@ the cold runs they are compared with. Tools without such a cache (torch-hipify,
 hipify-perl) redo their whole work warm, shown once, at the end.
 Every run happens in a fresh wrapper process that starts the tool, waits for it and reports
 wall time and getrusage(RUSAGE_CHILDREN).ru_maxrss: the peak resident set of the largest
-single process of that run (the tool or one of its worker processes), not a sum.
+single process of that run (the tool or one of its worker processes), not a sum. It reports
+too the CPU time of the run's processes (user and system), and, on Linux, the steal time the
+machine's vCPUs recorded meanwhile (/proc/stat: time a vCPU had work but the host ran another
+guest). Steal, or a `-j 1` run's wall time far above its CPU time (its files are in the page
+cache), is the host's doing, not the tool's; a `-j N` run's CPU time against `-j 1`'s is the
+work its processes add. A host can slow a run without either (a busy sibling hyperthread
+slows the CPU time itself): the cpu-loop's runs show the pace the vCPUs had.
 
 Tools:
   hipport -j 1, hipport -j N   always (`hipport` next to this Python, else `python -m hipport`)
@@ -67,7 +73,14 @@ LOOP_STEPS, LOOP_PIECES = 12_000_000, 240  # about 1 s of loop on one CPU, 5 ms 
 # one JSON line.
 _WRAPPER = r"""
 import json, os, resource, shutil, subprocess, sys, time
+def steal():  # seconds all vCPUs waited for the host so far; None off Linux
+    try:
+        with open("/proc/stat", "rb") as f:
+            return int(f.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 spec = json.loads(sys.stdin.read())
+stolen = steal()
 start = time.perf_counter()
 rc, err = 0, ""
 if spec.get("copy"):
@@ -79,8 +92,12 @@ for argv in spec["commands"]:
         rc, err = p.returncode, p.stderr.decode("utf-8", "replace")[-2000:]
         break
 wall = time.perf_counter() - start
-maxrss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
-print(json.dumps({"wall_s": wall, "peak_rss_kib": maxrss_kib, "rc": rc, "stderr_tail": err}))
+now = steal()
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall_s": wall, "peak_rss_kib": usage.ru_maxrss,  # KiB on Linux
+                  "cpu_s": usage.ru_utime + usage.ru_stime,
+                  "steal_s": None if stolen is None or now is None else now - stolen,
+                  "rc": rc, "stderr_tail": err}))
 """
 
 _TORCH_HIPIFY = r"""
@@ -140,6 +157,8 @@ class Run:
     mb_per_s: float
     rc: int
     error: str = ""
+    cpu_s: float = 0.0    # user and system time of the run's processes
+    steal_s: float | None = None  # the host's steal from all vCPUs during the run (Linux)
 
 
 @dataclass
@@ -292,7 +311,8 @@ def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> R
         tool=tool.name, jobs=tool.jobs, phase=phase, wall_s=round(wall, 3),
         peak_rss_mb=round(res["peak_rss_kib"] / 1024, 1),
         files_per_s=round(corpus.files / wall, 1), mb_per_s=round(corpus.bytes / 1e6 / wall, 2),
-        rc=res["rc"], error=res["stderr_tail"],
+        rc=res["rc"], error=res["stderr_tail"], cpu_s=round(res["cpu_s"], 3),
+        steal_s=None if res["steal_s"] is None else round(res["steal_s"], 2),
     )
 
 
@@ -311,9 +331,10 @@ def schedule(tools: list[Tool], warmup: int, cold: int, warm: int) -> list[tuple
 
 
 def table(corpus: Corpus, runs: list[Run]) -> str:
-    head = ("tool", "-j", "run", "wall s", "files/s", "MB/s", "peak RSS MB", "exit")
+    head = ("tool", "-j", "run", "wall s", "CPU s", "steal s", "files/s", "MB/s", "peak RSS MB", "exit")
     rows = [head] + [
-        (r.tool, str(r.jobs), r.phase, f"{r.wall_s:.2f}",
+        (r.tool, str(r.jobs), r.phase, f"{r.wall_s:.2f}", f"{r.cpu_s:.2f}",
+         "-" if r.steal_s is None else f"{r.steal_s:.2f}",
          f"{r.files_per_s:.0f}" if not r.rc and r.files_per_s else "-",
          f"{r.mb_per_s:.2f}" if not r.rc and r.mb_per_s else "-",
          f"{r.peak_rss_mb:.0f}", str(r.rc))
@@ -441,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
             print("\nissue 7's targets, from this invocation:")
             for name, value in result["ratios"].items():
                 print(f"  {name}: {value}")
+        stolen = [r.steal_s for r in runs if r.steal_s is not None]
+        if stolen:
+            print(f"\nthe host's steal from this machine's vCPUs during the {len(runs)} timed runs: "
+                  f"{sum(stolen):.2f} s in all, over {sum(r.wall_s for r in runs):.1f} s of wall")
         if args.json:
             Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     return 1 if any(r.rc for r in runs) else 0

@@ -152,3 +152,31 @@ def test_the_cpu_loop_shares_its_pieces_between_processes(tmp_path):
     assert done.returncode == 0, done.stderr
     pids = done.stdout.split()
     assert len(pids) == 40 and len(set(pids)) <= 3
+
+
+def test_each_run_reports_its_cpu_time_and_the_hosts_steal(tmp_path):
+    """A run slowed by the host (a shared VM's other guests) shows it: wall time far above
+    CPU time, or steal. The CPU time is the run's processes', child processes included."""
+    bench = _bench()
+    (tmp_path / "src").mkdir()
+    corpus = bench.scan(tmp_path / "src")
+    burn = ("import os, time\n"
+            "def spin():\n"
+            "    t = time.process_time()\n"
+            "    while time.process_time() - t < 0.2: pass\n"
+            "if os.fork() == 0:\n"
+            "    spin(); os._exit(0)\n"
+            "spin(); os.wait()\n")
+    run = bench.measure(bench.Tool("burn", 1, lambda src, out: (None, [[sys.executable, "-c", burn]])),
+                        "cold", corpus, tmp_path / "out", tmp_path / "cache")
+    assert run.rc == 0, run.error
+    assert 0.38 <= run.cpu_s < run.wall_s * 2 + 0.5  # two processes' 0.2 s each, and a start
+    if Path("/proc/stat").exists():
+        assert run.steal_s is not None and run.steal_s >= 0
+    else:
+        assert run.steal_s is None
+    text = bench.table(corpus, [run, bench.Run("other", 1, "cold", 1.0, 9.0, 0.0, 0.0, 0)])
+    head, rule, burned, other = text.splitlines()[2:6]
+    assert head.split()[3:7] == ["wall", "s", "CPU", "s"] and "steal s" in head
+    assert burned.split()[4] == f"{run.cpu_s:.2f}"
+    assert other.split()[4:6] == ["0.00", "-"]  # no steal figure: not measured
