@@ -425,7 +425,7 @@ def write_new(report: Report, folder: Path, target_hip: tuple[int, int]) -> tupl
     if key is not None:
         stats = _stats(folder)
         if stats is not None and cache.get(key) == (made_of, stats):
-            return folder / "report.json", report.totals.summary()
+            return folder / REPORT_FILES[0], report.totals.summary()
     totals = report.totals
     whole = report.result(target_hip)
     path = write(whole, folder, root=totals.root, in_place=totals.in_place)
