@@ -293,8 +293,11 @@ def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> R
     # run in the cache folder, in case they keep a cache in the working directory.
     cwd = out if copy else cache
     env = dict(os.environ)
-    # Per-user caches go under `cache` too: empty for the cold run, reused by warm runs.
+    # Per-user caches go under `cache` too: empty for the cold run, reused by warm runs;
+    # hipport's among them, wherever the calling shell's HIPPORT_CACHE_DIR points (else a
+    # "cold" run found the cache the warm-up had filled).
     env["XDG_CACHE_HOME"] = str(cache / "xdg")
+    env.pop("HIPPORT_CACHE_DIR", None)
     # As a user's install runs: with the bytecode Python writes, and hipport with its tables
     # and patterns kept compiled beside it (from the warm-up run), whatever this shell says.
     env.pop("PYTHONDONTWRITEBYTECODE", None)

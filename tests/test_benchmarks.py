@@ -121,6 +121,19 @@ def test_tools_run_as_an_install_does_with_bytecode_written(tmp_path, monkeypatc
     assert run.rc == 3 and run.error.strip() == "False"
 
 
+def test_each_run_keeps_hipports_cache_in_its_own_folder(tmp_path, monkeypatch):
+    """A shell's HIPPORT_CACHE_DIR (the test suite sets one) would hold every run's cache,
+    the warm-up's too: each "cold" run would then be served from it."""
+    bench = _bench()
+    monkeypatch.setenv("HIPPORT_CACHE_DIR", str(tmp_path / "shared"))
+    (tmp_path / "src").mkdir()
+    probe = bench.Tool("probe", 1, lambda src, out: (None, [[
+        sys.executable, "-c", "import os, sys; print(os.environ.get('HIPPORT_CACHE_DIR'), os.environ['XDG_CACHE_HOME'],"
+                              " file=sys.stderr); sys.exit(3)"]]))
+    run = bench.measure(probe, "cold", bench.scan(tmp_path / "src"), tmp_path / "out", tmp_path / "cache")
+    assert run.error.split() == ["None", str(tmp_path / "cache" / "xdg")]
+
+
 def test_the_cpu_loop_is_measured_cold_only_and_reported_beside_the_j_ratio(tmp_path):
     """A CPU-bound loop shared by 1 and by N processes, as hipport's batches are: its ratio is
     what the machine gave `-j N` in the same minutes (a VM's vCPUs are not always equally
