@@ -1,19 +1,31 @@
 """benchmarks/bench_port.py's ratios: what issue 7's targets compare, from one invocation."""
 
 import importlib.util
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_port", ROOT / "benchmarks" / "bench_port.py")
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault(spec.name, module)  # its dataclasses look their module up there
     spec.loader.exec_module(sys.modules[spec.name])
     return sys.modules[spec.name]
+
+
+def _bench():
+    return _script("bench_port")
+
+
+def _instructions():
+    return _script("instructions")  # imports bench_port from its own folder
 
 
 def test_ratios_compare_cold_and_warm_runs():
@@ -193,3 +205,71 @@ def test_each_run_reports_its_cpu_time_and_the_hosts_steal(tmp_path):
     assert head.split()[3:7] == ["wall", "s", "CPU", "s"] and "steal s" in head
     assert burned.split()[4] == f"{run.cpu_s:.2f}"
     assert other.split()[4:6] == ["0.00", "-"]  # no steal figure: not measured
+
+
+def test_a_profile_gives_its_pid_and_the_instructions_of_its_header(tmp_path):
+    count = _instructions()
+    profile = tmp_path / "callgrind.42"
+    profile.write_text("# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 42\n"
+                       "cmd:  python -m hipport port src\npart: 1\n\nevents: Ir\nsummary: 2356644241\n\n"
+                       "ob=(1) /usr/lib/libc.so.6\nfn=(1) main\n0 12\n\ntotals: 2358827662\n")
+    # the header's summary: the costs the profile holds (totals may count a child's pre-zero part)
+    assert count.read_profile(profile) == (42, 2356644241)
+    profile.write_text("version: 1\npid: 42\nevents: Ir\nfn=(1) main\n0 12\nsummary: 12\n")
+    with pytest.raises(ValueError, match="not a callgrind profile"):
+        count.read_profile(profile)
+
+
+def test_the_counts_table_shows_each_process_and_what_j_n_adds():
+    count = _instructions()
+    corpus = count.Corpus("/src", 940, 9_900_000)
+    one = count.Count("port", 1, [count.Process(7, 5_000_000_000, True)], 0)
+    two = count.Count("port", 2, [count.Process(9, 2_900_000_000, True), count.Process(10, 2_350_000_000, False)], 0)
+    assert two.instructions == 5_250_000_000 and count.excess(one, two) == pytest.approx(0.05)
+    lines = count.table(corpus, [one, two]).splitlines()
+    assert lines[0] == "corpus: /src: 940 files, 9.9 MB"
+    assert [line.split()[:3] for line in lines[4:]] == [["port", "1", "main"], ["port", "2", "main"],
+                                                         ["port", "2", "worker"], ["port", "2", "all"]]
+    assert lines[-1].split()[3:] == ["5250.0", "+5.0%", "against", "-j", "1"]
+    failed = count.Count("port", 2, [], 1, "Traceback ...\nboom\n")
+    assert "failed (exit 1): Traceback ...\nboom" in count.table(corpus, [one, failed])
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_a_forked_child_counts_only_what_it_runs_itself(tmp_path):
+    """A child of os.fork starts with a copy of its parent's counts; zeroed as it starts, it
+    counts its own work alone: here none, against the parent's loop of millions of steps."""
+    count = _instructions()
+    script = ("import os\nx = 0\nfor i in range(1_000_000): x += i\n"
+              "pid = os.fork()\nif pid == 0: os._exit(0)\nos.waitpid(pid, 0)\n")
+    done = subprocess.run([*count.valgrind_argv("valgrind", tmp_path), sys.executable, "-c", script],
+                          capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    counts = sorted(count.read_profile(p)[1] for p in tmp_path.glob("callgrind.*"))
+    assert len(counts) == 2
+    child, parent = counts
+    assert parent > 50_000_000 and child < parent / 20
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_instructions_counts_a_port_of_the_examples_with_one_process_and_with_two(tmp_path):
+    count = _instructions()
+    if count.hipport_argv() is None:
+        pytest.skip("hipport is not installed")
+    corpus = tmp_path / "src"
+    shutil.copytree(ROOT / "examples", corpus)
+    for k in range(2):  # enough files for a pool (parallel.SERIAL_BELOW)
+        shutil.copytree(ROOT / "examples", corpus / f"copy{k}")
+    out = tmp_path / "counts.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "instructions.py"), str(corpus), "-j", "2",
+                           "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(out.read_text())["counts"]
+    assert [(c["jobs"], [p["main"] for p in c["processes"]], c["rc"]) for c in counts] == \
+        [(1, [True], 0), (2, [True, False], 0)]
+    one, two = counts
+    # the worker loads the tables and rules itself: -j 2 executes more, but not its parent's start again
+    assert two["instructions"] > one["instructions"] > 100_000_000
+    assert two["excess"] == pytest.approx(two["instructions"] / one["instructions"] - 1)
+    assert two["processes"][1]["instructions"] < two["processes"][0]["instructions"]
+    assert f"{two['excess']:+.1%} against -j 1" in done.stdout
