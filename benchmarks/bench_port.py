@@ -360,7 +360,8 @@ def ratios(runs: list[Run]) -> dict[str, float]:
     cold against torch-hipify and hipify-perl cold, against the `-j N` cold run, and against
     its own warm runs; the cold `check` of one file; the largest peak RSS of any hipport
     run; beside the `-j` ratio, the CPU loop's (what the machine gave it). Where a tool ran
-    more than once in a phase (--cold, --warm), its median counts."""
+    more than once in a phase (--cold, --warm), its median counts. With two rounds or more,
+    the `-j` ratio also round by round (see paired_ratios)."""
     walls: dict[tuple[str, int, str], list[float]] = {}
     for r in runs:
         if not r.rc:
@@ -378,6 +379,9 @@ def ratios(runs: list[Run]) -> dict[str, float]:
         for (tool, jobs, phase), wall in sorted(median.items()):
             if tool == "hipport" and phase == "cold" and jobs > 1 and wall:
                 out[f"-j 1 / -j {jobs} (target >= 1.7 for -j 2)"] = round(cold / wall, 2)
+                paired = paired_ratios(runs, "hipport", jobs)
+                if len(paired) > 1:
+                    out[f"-j 1 / -j {jobs}, the median of each round's own ratio"] = round(statistics.median(paired), 2)
                 alone = median.get(("cpu-loop", 1, "cold"))
                 spread = median.get(("cpu-loop", jobs, "cold"))
                 if alone and spread:
@@ -393,6 +397,17 @@ def ratios(runs: list[Run]) -> dict[str, float]:
     if rss:
         out["peak RSS of a hipport process, MB (target < 250)"] = max(rss)
     return out
+
+
+def paired_ratios(runs: list[Run], tool: str, jobs: int) -> list[float]:
+    """`tool`'s `-j 1` cold run over its `-j jobs` cold run, round by round (schedule() runs
+    one of each a round, in the same minutes), where both succeeded. The median of the medians
+    compares runs from different minutes, and a VM's pace drifts from one minute to the next:
+    paired, each ratio compares runs made side by side."""
+    def cold(j: int) -> list[Run]:
+        return [r for r in runs if r.tool == tool and r.jobs == j and r.phase == "cold"]
+
+    return [a.wall_s / b.wall_s for a, b in zip(cold(1), cold(jobs)) if not a.rc and not b.rc and b.wall_s]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -63,6 +63,25 @@ def test_ratios_take_the_median_of_several_cold_runs():
                                   "peak RSS of a hipport process, MB (target < 250)": 61.0}
 
 
+def test_the_j_ratio_is_also_taken_round_by_round():
+    """The median of each round's own ratio pairs runs made in the same minutes; the ratio of
+    the medians may take them from minutes far apart (here 1.2 s and 0.675 s, from different
+    rounds: 1.78x, while the rounds' own ratios are 2.0, 1.25 and 2.0)."""
+    bench = _bench()
+
+    def run(jobs, wall, rc=0):
+        return bench.Run("hipport", jobs, "cold", wall, 50.0, 1.0, 1.0, rc)
+
+    rounds = [(1.2, 0.6), (1.0, 0.8), (1.4, 0.7), (1.3, 0.65)]
+    runs = [run(1, a) for a, _ in rounds] + [run(2, b) for _, b in rounds]
+    runs[3] = run(1, 9.9, rc=1)  # a failed run: its round counts for nothing
+    assert bench.paired_ratios(runs, "hipport", 2) == [2.0, 1.25, 2.0]
+    ratios = bench.ratios(runs)
+    assert ratios["-j 1 / -j 2 (target >= 1.7 for -j 2)"] == 1.78
+    assert ratios["-j 1 / -j 2, the median of each round's own ratio"] == 2.0
+    assert not any("round" in name for name in bench.ratios(runs[:1] + runs[4:5]))  # one round: no median
+
+
 def test_the_one_file_check_takes_the_cu_file_nearest_200_lines(tmp_path):
     bench = _bench()
     for rel, lines in [("a/far.cu", 20), ("a/near.cu", 190), ("b/nearest.cuh", 200), ("b/tie.cu", 210),
