@@ -401,7 +401,7 @@ def ratios(runs: list[Run]) -> dict[str, float]:
 
 def paired_ratios(runs: list[Run], tool: str, jobs: int) -> list[float]:
     """`tool`'s `-j 1` cold run over its `-j jobs` cold run, round by round (schedule() runs
-    one of each a round, in the same minutes), where both succeeded. The median of the medians
+    one of each a round, in the same minutes), where both succeeded. The ratio of the medians
     compares runs from different minutes, and a VM's pace drifts from one minute to the next:
     paired, each ratio compares runs made side by side."""
     def cold(j: int) -> list[Run]:
