@@ -280,6 +280,20 @@ def make_tools(jobs: int, only: set[str] | None, corpus: Corpus) -> list[Tool]:
     return tools
 
 
+def run_env(cache: Path) -> dict[str, str]:
+    """The environment of a measured run whose caches live in `cache`."""
+    env = dict(os.environ)
+    # Per-user caches go under `cache`: empty for a cold run, reused by warm runs; hipport's
+    # among them, wherever the calling shell's HIPPORT_CACHE_DIR points (else a "cold" run
+    # found the cache the warm-up had filled).
+    env["XDG_CACHE_HOME"] = str(cache / "xdg")
+    env.pop("HIPPORT_CACHE_DIR", None)
+    # As a user's install runs: with the bytecode Python writes, and hipport with its tables
+    # and patterns kept compiled beside it (from the warm-up run), whatever this shell says.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> Run:
     """One run in a fresh wrapper process. A warm run reuses `out` and `cache` as the run
     before left them; any other phase (cold, warmup) starts both empty."""
@@ -292,18 +306,9 @@ def measure(tool: Tool, phase: str, corpus: Corpus, out: Path, cache: Path) -> R
     # hipify-perl edits the copy in place, so it runs inside it; the other tools
     # run in the cache folder, in case they keep a cache in the working directory.
     cwd = out if copy else cache
-    env = dict(os.environ)
-    # Per-user caches go under `cache` too: empty for the cold run, reused by warm runs;
-    # hipport's among them, wherever the calling shell's HIPPORT_CACHE_DIR points (else a
-    # "cold" run found the cache the warm-up had filled).
-    env["XDG_CACHE_HOME"] = str(cache / "xdg")
-    env.pop("HIPPORT_CACHE_DIR", None)
-    # As a user's install runs: with the bytecode Python writes, and hipport with its tables
-    # and patterns kept compiled beside it (from the warm-up run), whatever this shell says.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     spec = {"copy": copy, "commands": commands, "cwd": str(cwd)}
     proc = subprocess.run(
-        [sys.executable, "-c", _WRAPPER], env=env, cwd=cache,
+        [sys.executable, "-c", _WRAPPER], env=run_env(cache), cwd=cache,
         input=json.dumps(spec), capture_output=True, text=True,
     )
     if proc.returncode != 0:

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_port import Corpus, hipport_argv, scan  # noqa: E402 - this folder is no package
+from bench_port import Corpus, hipport_argv, run_env, scan  # noqa: E402 - this folder is no package
 
 # Zeroed in a forked child as it starts: else its profile holds its parent's counts too.
 AFTER_FORK = "PyOS_AfterFork_Child"
@@ -101,11 +101,8 @@ def run(argv: list[str], scratch: Path) -> tuple[int, int, str]:
     for name in ("out", "cache"):
         shutil.rmtree(scratch / name, ignore_errors=True)
     (scratch / "cache").mkdir(parents=True)
-    env = dict(os.environ, XDG_CACHE_HOME=str(scratch / "cache" / "xdg"))
-    for name in ("PYTHONDONTWRITEBYTECODE", "HIPPORT_CACHE_DIR"):  # hipport's cache: in `cache`
-        env.pop(name, None)
-    with subprocess.Popen(argv, cwd=scratch / "cache", env=env, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+    with subprocess.Popen(argv, cwd=scratch / "cache", env=run_env(scratch / "cache"),
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
         _, err = proc.communicate()
     return proc.pid, proc.returncode, err.decode("utf-8", "replace")[-2000:]
 
