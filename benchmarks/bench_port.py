@@ -66,6 +66,7 @@ HIPIFY_PERL_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp"
 HIPIFY_PERL_BATCH = 500  # files per hipify-perl process; keeps argv well under ARG_MAX
 CHECK_FILE_LINES = 200  # issue 7: `check` of one file of about this many lines, under 0.3 s
 LOOP_STEPS, LOOP_PIECES = 12_000_000, 240  # about 1 s of loop on one CPU, 5 ms a piece
+COLD_ROUNDS = 3  # --cold's default
 
 # Runs in a fresh interpreter for every measured run, so RUSAGE_CHILDREN sees that
 # run's processes only. Reads a JSON spec on stdin (a tree's file list is too long for an
@@ -422,8 +423,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="worker count for the parallel hipport run (default: CPU count)")
     parser.add_argument("--warmup", type=int, default=1,
                         help="untimed runs of each tool before its measured ones (default 1)")
-    parser.add_argument("--cold", type=int, default=1,
-                        help="cold runs of each tool; the ratios take their median (default 1)")
+    # Three rounds, not one: a VM's pace swings by tens of percent from one minute to the
+    # next, and a single pair of runs gave this machine's `-j 2` ratio anywhere in 1.3-2.1x.
+    parser.add_argument("--cold", type=int, default=COLD_ROUNDS,
+                        help=f"cold runs of each tool; the ratios take their median, and the -j ratio is "
+                             f"also taken round by round (default {COLD_ROUNDS})")
     parser.add_argument("--warm", type=int, default=3,
                         help="hipport's warm runs after each round of cold ones, median counted (default 3); "
                              "tools without a content cache run warm once")

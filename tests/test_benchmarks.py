@@ -82,6 +82,27 @@ def test_the_j_ratio_is_also_taken_round_by_round():
     assert not any("round" in name for name in bench.ratios(runs[:1] + runs[4:5]))  # one round: no median
 
 
+def test_a_plain_invocation_takes_the_j_ratio_round_by_round(tmp_path, monkeypatch, capsys):
+    """Without --cold, the benchmark makes more than one round, so the `-j` ratio also comes
+    from runs made side by side: one pair of runs is at the mercy of the VM's minute."""
+    bench = _bench()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.cu").write_text("int main() { return 0; }\n")
+    made = []
+
+    def measure(tool, phase, corpus, out, cache):
+        made.append((phase, tool.jobs))
+        wall = 1.0 if tool.jobs == 1 else 0.5
+        return bench.Run(tool.name, tool.jobs, phase, wall, 40.0, 1.0, 1.0, 0)
+
+    monkeypatch.setattr(bench, "measure", measure)
+    assert bench.main([str(tmp_path / "src"), "-j", "2", "--tools", "hipport", "--warmup", "0",
+                       "--warm", "0", "--scratch", str(tmp_path / "scratch"), "--json", "-"]) == 0
+    assert made.count(("cold", 1)) == made.count(("cold", 2)) == bench.COLD_ROUNDS > 1
+    ratios = json.loads(capsys.readouterr().out)["ratios"]
+    assert ratios["-j 1 / -j 2, the median of each round's own ratio"] == 2.0
+
+
 def test_the_one_file_check_takes_the_cu_file_nearest_200_lines(tmp_path):
     bench = _bench()
     for rel, lines in [("a/far.cu", 20), ("a/near.cu", 190), ("b/nearest.cuh", 200), ("b/tie.cu", 210),
