@@ -124,8 +124,13 @@ def count(base: list[str], valgrind: str, command: str, corpus: Corpus, jobs: in
     return Count(command, jobs, processes, rc)
 
 
+def baseline(counts: list[Count]) -> Count | None:
+    """The `-j 1` count the others are set against; None when it failed."""
+    return next((c for c in counts if c.jobs == 1 and not c.rc), None)
+
+
 def table(corpus: Corpus, counts: list[Count]) -> str:
-    first = next((c for c in counts if c.jobs == 1 and not c.rc), None)
+    first = baseline(counts)
     lines = [f"corpus: {corpus.path}: {corpus.files} files, {corpus.bytes / 1e6:.1f} MB", "",
              f"{'command':8}  {'-j':>2}  {'process':18}  {'instructions (M)':>16}",
              f"{'-' * 8}  {'-' * 2}  {'-' * 18}  {'-' * 16}"]
@@ -183,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     print(table(corpus, counts))
     if args.json:
-        first = counts[0] if counts and not counts[0].rc else None
+        first = baseline(counts)
         Path(args.json).write_text(json.dumps({
             "version": 1, "corpus": asdict(corpus),
             "counts": [{**asdict(c), "instructions": c.instructions,

@@ -1,6 +1,7 @@
 """benchmarks/: bench_port.py's runs and the ratios issue 7's targets compare, and
 instructions.py's counts."""
 
+import functools
 import importlib.util
 import json
 import shutil
@@ -13,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@functools.cache  # once a session: a Run made by _run is then of the class the tests' module holds
 def _script(name: str):
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
@@ -29,30 +31,31 @@ def _instructions():
     return _script("instructions")  # imports bench_port from its own folder
 
 
+def _run(tool, jobs, phase, wall, rc=0, rss=50.0):
+    """A finished run as bench_port records it (files/s and MB/s, which no ratio reads, as 1)."""
+    return _bench().Run(tool, jobs, phase, wall, rss, 1.0, 1.0, rc)
+
+
 def test_ratios_compare_cold_and_warm_runs():
     bench = _bench()
-
-    def run(tool, jobs, phase, wall, rc=0):
-        return bench.Run(tool, jobs, phase, wall, 50.0, 1.0, 1.0, rc)
-
-    runs = [run("hipport", 1, "cold", 1.2), run("hipport", 1, "warm", 0.5), run("hipport", 1, "warm", 0.1),
-            run("hipport", 1, "warm", 0.08), run("hipport", 1, "warm", 0.0, rc=1),  # the median of 3 warm runs
-            run("hipport", 2, "cold", 0.75), run("torch-hipify", 1, "cold", 4.0),
-            run("hipify-perl", 1, "cold", 0.0, rc=1)]  # a failed run counts for nothing
+    runs = [_run("hipport", 1, "cold", 1.2), _run("hipport", 1, "warm", 0.5), _run("hipport", 1, "warm", 0.1),
+            _run("hipport", 1, "warm", 0.08), _run("hipport", 1, "warm", 0.0, rc=1),  # the median of 3 warm runs
+            _run("hipport", 2, "cold", 0.75), _run("torch-hipify", 1, "cold", 4.0),
+            _run("hipify-perl", 1, "cold", 0.0, rc=1)]  # a failed run counts for nothing
     assert bench.ratios(runs) == {
         "hipport / torch-hipify (target <= 0.33)": 0.3,
         "-j 1 / -j 2 (target >= 1.7 for -j 2)": 1.6,
         "cold / warm (target >= 10)": 12.0,
         "peak RSS of a hipport process, MB (target < 250)": 50.0,
     }
-    assert bench.ratios([run("torch-hipify", 1, "cold", 4.0)]) == {}  # no hipport run to compare
+    assert bench.ratios([_run("torch-hipify", 1, "cold", 4.0)]) == {}  # no hipport run to compare
 
 
 def test_ratios_take_the_median_of_several_cold_runs():
     bench = _bench()
 
     def run(tool, phase, wall, rc=0, rss=50.0):
-        return bench.Run(tool, 1, phase, wall, rss, 1.0, 1.0, rc)
+        return _run(tool, 1, phase, wall, rc, rss)
 
     runs = [run("hipport", "cold", 1.4), run("hipport", "cold", 1.0), run("hipport", "cold", 1.1, rss=61.0),
             run("hipport", "warm", 0.1), run("hipify-perl", "cold", 22.0), run("hipify-perl", "cold", 99.0, rc=1),
@@ -70,7 +73,7 @@ def test_the_j_ratio_is_also_taken_round_by_round():
     bench = _bench()
 
     def run(jobs, wall, rc=0):
-        return bench.Run("hipport", jobs, "cold", wall, 50.0, 1.0, 1.0, rc)
+        return _run("hipport", jobs, "cold", wall, rc)
 
     rounds = [(1.2, 0.6), (1.0, 0.8), (1.4, 0.7), (1.3, 0.65)]
     runs = [run(1, a) for a, _ in rounds] + [run(2, b) for _, b in rounds]
@@ -93,7 +96,7 @@ def test_a_plain_invocation_takes_the_j_ratio_round_by_round(tmp_path, monkeypat
     def measure(tool, phase, corpus, out, cache):
         made.append((phase, tool.jobs))
         wall = 1.0 if tool.jobs == 1 else 0.5
-        return bench.Run(tool.name, tool.jobs, phase, wall, 40.0, 1.0, 1.0, 0)
+        return _run(tool.name, tool.jobs, phase, wall)
 
     monkeypatch.setattr(bench, "measure", measure)
     assert bench.main([str(tmp_path / "src"), "-j", "2", "--tools", "hipport", "--warmup", "0",
@@ -199,7 +202,7 @@ def test_the_cpu_loop_is_measured_cold_only_and_reported_beside_the_j_ratio(tmp_
         [("cold", 1), ("cold", 2)]
 
     def run(tool, jobs, wall):
-        return bench.Run(tool, jobs, "cold", wall, 9.0, 0.0, 0.0, 0)
+        return _run(tool, jobs, "cold", wall)
 
     ratios = bench.ratios([run("hipport", 1, 1.2), run("hipport", 2, 0.8), run("cpu-loop", 1, 1.0),
                            run("cpu-loop", 2, 0.625)])
