@@ -1,7 +1,8 @@
 """Modules loaded when first used.
 
-`ast` takes a process 4 ms to import and `json` 3 ms, and most runs never use them: a
-pre-commit check of a .cu file, a port of a tree with no Python in it. A module named here is
+`ast` takes a process 4 ms to import, `json` 3 ms and the tree-sitter bindings 3 ms, and
+many runs never use them: a pre-commit check of a .cu file, a port of a tree with no Python
+in it, files the lexer answers for without a tree (hipport.parse.tree). A module named here is
 registered at once (so every `import ast` elsewhere gets the same module, and the same node
 classes) and loaded by importlib's LazyLoader when one of its attributes is first read.
 Python 3.11's LazyLoader is not safe to trigger from two threads at once: hipport's only other

@@ -1,4 +1,5 @@
-"""hipport.lazy: modules loaded on first use, and the runs that never load `ast` or `json`."""
+"""hipport.lazy: modules loaded on first use, and the runs that never load `ast`, `json` or the
+tree-sitter bindings."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-print("loaded:", *[name for name in ("ast", "json") if type(sys.modules.get(name)) is types.ModuleType],
+print("loaded:", *[name for name in ("ast", "json", "tree_sitter") if type(sys.modules.get(name)) is types.ModuleType],
       file=sys.stderr)
 """
 
@@ -70,15 +71,33 @@ def _loaded_by(tmp_path: Path, *args: str) -> tuple[list[str], str]:
 
 def test_a_check_of_cuda_loads_neither_ast_nor_json(tmp_path):
     """Pre-commit's run on a changed .cu file: `ast` (Python sources) and `json` (the JSON and
-    SARIF formats) stay unloaded; each loads where it is needed."""
+    SARIF formats) stay unloaded; each loads where it is needed. The literal mask is read
+    from the tree, so the bindings load, but not again for the run the cache answers."""
     cu = tmp_path / "k.cu"
     cu.write_text("__global__ void k(int* p) { p[threadIdx.x] = __shfl_sync(0xffffffff, 1, 0); }\n")
     setup = tmp_path / "setup.py"
     setup.write_text("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
                      "setup(ext_modules=[CUDAExtension('k', ['k.cu'], extra_compile_args={'nvcc': ['-arch=sm_80']})])\n")
     loaded, out = _loaded_by(tmp_path, "check", str(cu), "--exit-zero")
-    assert loaded == [] and "k.cu:1:" in out
+    assert loaded == ["tree_sitter"] and "k.cu:1:" in out
     loaded, out = _loaded_by(tmp_path, "check", str(cu), "--exit-zero", "--format", "json")
-    assert loaded == ["json"] and '"findings": [' in out
+    assert loaded == ["json"] and '"findings": [' in out  # from the cache: no tree
     loaded, out = _loaded_by(tmp_path, "check", str(setup), "--exit-zero", "--no-cache")
     assert loaded == ["ast"] and "setup.py:3:" in out and "HP1101" in out
+
+
+def test_the_tree_sitter_bindings_load_only_for_a_file_that_needs_a_tree(tmp_path):
+    """Host code the lexer reads whole (a launch and runtime calls in `main`) needs no tree:
+    the bindings, and the `typing` they import, stay unloaded. A launch inside a kernel is
+    told from the tree, so they load for it."""
+    host = tmp_path / "host.cu"
+    host.write_text("#include <cuda_runtime.h>\n__global__ void k(int* p) { p[threadIdx.x] = 1; }\n"
+                    "int main() {\n  int* d;\n  cudaMallocManaged(&d, 4);\n  k<<<1, 32>>>(d);\n"
+                    "  cudaDeviceSynchronize();\n  return 0;\n}\n")
+    loaded, out = _loaded_by(tmp_path, "check", str(host), "--exit-zero", "--no-cache")
+    assert loaded == [] and "host.cu:5:3:" in out and "HP1001" in out
+    nested = tmp_path / "dp.cu"
+    nested.write_text("__global__ void child(int* p) { p[0] = 1; }\n"
+                      "__global__ void parent(int* p) { child<<<1, 1>>>(p); }\n")
+    loaded, out = _loaded_by(tmp_path, "check", str(nested), "--exit-zero", "--no-cache")
+    assert loaded == ["tree_sitter"] and "dp.cu:2:34:" in out and "HP101" in out

@@ -79,10 +79,9 @@ import weakref
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 
-import tree_sitter
-
 from hipport import regexes
 from hipport.parse import tree as ts
+from hipport.parse.tree import tree_sitter  # loaded with the first tree
 from hipport.parse.lexer import MacroDef, Substrings, logical_end
 from hipport.patterns import by_common_start, starts_of, whole_word_starts, word_start
 from hipport.rewrite.calls import split_top_level
