@@ -223,6 +223,14 @@ def hipport_argv() -> list[str] | None:
     return None
 
 
+def hipport_command(base: list[str], command: str, src: str, out: str, jobs: int) -> list[str]:
+    """A measured hipport run: `port SRC -o OUT` or `check SRC` (its findings not an exit
+    status), with `-j jobs`. instructions.py counts the same commands."""
+    if command == "port":
+        return [*base, "port", src, "-o", out, "-j", str(jobs)]
+    return [*base, "check", src, "--exit-zero", "-j", str(jobs)]
+
+
 def torch_available() -> bool:
     import importlib.util
 
@@ -246,9 +254,9 @@ def make_tools(jobs: int, only: set[str] | None, corpus: Corpus) -> list[Tool]:
     else:
         for j in sorted({1, jobs}):
             tools.append(Tool("hipport", j, lambda src, out, j=j: (
-                None, [[*base, "port", src, "-o", out, "-j", str(j)]]), cached=True))
+                None, [hipport_command(base, "port", src, out, j)]), cached=True))
         tools.append(Tool("hipport-check", 1, lambda src, out: (
-            None, [[*base, "check", src, "--exit-zero", "-j", "1"]]), cached=True))
+            None, [hipport_command(base, "check", src, out, 1)]), cached=True))
         one = check_file(corpus)
         if one is not None:
             tools.append(Tool("hipport-check-file", 1, lambda src, out: (

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_port import Corpus, hipport_argv, run_env, scan  # noqa: E402 - this folder is no package
+from bench_port import Corpus, hipport_argv, hipport_command, run_env, scan  # noqa: E402 - this folder is no package
 
 # Zeroed in a forked child as it starts: else its profile holds its parent's counts too.
 AFTER_FORK = "PyOS_AfterFork_Child"
@@ -83,12 +83,6 @@ def read_profile(path: Path) -> tuple[int, int]:
     raise ValueError(f"{path}: not a callgrind profile with a pid and a summary")
 
 
-def command_argv(base: list[str], command: str, corpus: str, out: str, jobs: int) -> list[str]:
-    if command == "port":
-        return [*base, "port", corpus, "-o", out, "-j", str(jobs)]
-    return [*base, "check", corpus, "--exit-zero", "-j", str(jobs)]
-
-
 def valgrind_argv(valgrind: str, profiles: Path) -> list[str]:
     return [valgrind, "--tool=callgrind", "--trace-children=yes", f"--zero-before={AFTER_FORK}",
             f"--callgrind-out-file={profiles}/callgrind.%p"]
@@ -110,7 +104,7 @@ def run(argv: list[str], scratch: Path) -> tuple[int, int, str]:
 def count(base: list[str], valgrind: str, command: str, corpus: Corpus, jobs: int,
           scratch: Path, profiles: Path) -> Count:
     """One cold run of the command under callgrind, after one without it."""
-    argv = command_argv(base, command, corpus.path, str(scratch / "out"), jobs)
+    argv = hipport_command(base, command, corpus.path, str(scratch / "out"), jobs)
     _, rc, err = run(argv, scratch)
     if rc:
         return Count(command, jobs, [], rc, err)
@@ -183,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         for jobs in sorted({1, max(1, args.jobs)}):
             profiles = (args.keep or scratch / "profiles") / f"j{jobs}"
             counts.append(count(base, args.valgrind, args.command, corpus, jobs, scratch, profiles))
-            print(f"  {args.command} -j {jobs}: {counts[-1].instructions / 1e6:.1f} M", file=sys.stderr)
+            done = counts[-1]
+            said = f"failed (exit {done.rc})" if done.rc else f"{done.instructions / 1e6:.1f} M"
+            print(f"  {args.command} -j {jobs}: {said}", file=sys.stderr)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(table(corpus, counts))

@@ -319,3 +319,16 @@ def test_instructions_counts_a_port_of_the_examples_with_one_process_and_with_tw
     # and walked the tree (about 250 against 370 M here; counted from the start, 390 against 370)
     assert two["processes"][1]["instructions"] < two["processes"][0]["instructions"]
     assert f"{two['excess']:+.1%} against -j 1" in done.stdout
+
+
+def test_a_failed_count_is_said_to_have_failed_as_it_goes(tmp_path, monkeypatch, capsys):
+    """The progress line of a run that failed names its exit status, not a count of 0.0 M."""
+    count = _instructions()
+    (tmp_path / "src").mkdir()
+    monkeypatch.setattr(count, "hipport_argv", lambda: ["hipport"])
+    monkeypatch.setattr(count.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(count, "count", lambda base, valgrind, command, corpus, jobs, scratch, profiles:
+                        count.Count(command, jobs, [], 2, "boom"))
+    assert count.main([str(tmp_path / "src"), "-j", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "port -j 1: failed (exit 2)" in err and "port -j 2: failed (exit 2)" in err and " M" not in err
