@@ -223,6 +223,20 @@ def hipport_argv() -> list[str] | None:
     return None
 
 
+def hipport_version(base: list[str] | None) -> str | None:
+    """What `hipport --version` says of the measured hipport: its version, and whether its C
+    scanner was built (without it a port takes about three times as long, and pip's install
+    says little when it cannot build it). None when it does not say."""
+    if base is None:
+        return None
+    try:
+        done = subprocess.run([*base, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.strip().splitlines()
+    return lines[0] if done.returncode == 0 and lines else None
+
+
 def hipport_command(base: list[str], command: str, src: str, out: str, jobs: int) -> list[str]:
     """A measured hipport run: `port SRC -o OUT` or `check SRC` (its findings not an exit
     status), with `-j jobs`. instructions.py counts the same commands."""
@@ -482,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         "version": 1,
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
                     "cpus": os.cpu_count()},
+        "hipport": hipport_version(hipport_argv()),
         "corpus": asdict(corpus),
         "check_file": next((asdict(t.corpus) for t in tools if t.name == "hipport-check-file" and t.corpus), None),
         "runs": [asdict(r) for r in runs],
@@ -490,6 +505,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json == "-":
         print(json.dumps(result, indent=2))
     else:
+        if result["hipport"]:
+            print(result["hipport"])
         print(table(corpus, runs))
         if result["check_file"]:
             print(f"\nhipport-check-file checks {result['check_file']['path']} ({result['check_file']['bytes']} bytes)")

@@ -310,6 +310,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"Try '{self.prog} --help' for help.\n\n{self.prog}: error: {message}\n")
 
 
+class _Version(argparse.Action):
+    """`--version`: the version, and whether the C scanner was built (as black says whether
+    it was compiled), told only when asked: the lexer is not imported for every parse."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from hipport.parse.lexer import scanner_state  # noqa: PLC0415 - for --version alone
+
+        echo(f"hipport, version {__version__} ({scanner_state()})")
+        parser.exit()
+
+
 def _jobs(text: str) -> int:
     try:
         n = int(text)
@@ -463,8 +477,7 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     translations): the top-level help, which lists them all, needs `only` None."""
     top = _Parser(prog="hipport", usage="%(prog)s [OPTIONS] COMMAND [ARGS]...",
                   description="Port CUDA C++ and PyTorch CUDA extensions to AMD HIP/ROCm.")
-    top.add_argument("--version", action="version", version=f"hipport, version {__version__}",
-                     help="Show the version and exit.")
+    top.add_argument("--version", action=_Version, help="Show the version and exit.")
     sub = top.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for func, operands, options in COMMANDS:
         if only is None or only == func.__name__:

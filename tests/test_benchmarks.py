@@ -332,3 +332,15 @@ def test_a_failed_count_is_said_to_have_failed_as_it_goes(tmp_path, monkeypatch,
     assert count.main([str(tmp_path / "src"), "-j", "2"]) == 1
     err = capsys.readouterr().err
     assert "port -j 1: failed (exit 2)" in err and "port -j 2: failed (exit 2)" in err and " M" not in err
+
+
+def test_the_benchmark_says_whether_the_measured_hipport_scans_in_c(tmp_path):
+    """A machine without the Python headers gets hipport without its C scanner and ports about
+    three times slower; the benchmark's output says which hipport it measured."""
+    bench = _bench()
+    says = bench.hipport_version([sys.executable, "-c", "print('hipport, version 9.9 (C scanner: yes)')"])
+    assert says == "hipport, version 9.9 (C scanner: yes)"
+    assert bench.hipport_version([sys.executable, "-c", "import sys; sys.exit(3)"]) is None
+    assert bench.hipport_version(None) is None
+    here = bench.hipport_version([sys.executable, "-m", "hipport"])  # this checkout's, or an install's
+    assert here.startswith("hipport, version ") and "(C scanner: " in here

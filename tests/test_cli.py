@@ -845,7 +845,9 @@ def test_version_from_python_m():
                           cwd=REPO, timeout=60)
     assert proc.returncode == 0
     assert __version__ in proc.stdout.decode()
-    assert proc.stdout.decode().strip() == f"hipport, version {__version__}"
+    from hipport.parse.lexer import scanner_state  # this checkout's, as the process imports
+
+    assert proc.stdout.decode().strip() == f"hipport, version {__version__} ({scanner_state()})"
 
 
 def test_python_m_stdout_is_clean(tmp_path):

@@ -377,3 +377,26 @@ def test_a_scanner_built_from_an_older_source_is_not_used():
     older = types.SimpleNamespace(**{name: len for name in lexer.SCANNER_FUNCTIONS if name != "lane_math"})
     assert lexer.complete_scanner(older) is None
     assert lexer.complete_scanner(None) is None
+
+
+def test_the_version_line_says_whether_the_c_scanner_scans(monkeypatch, capsys):
+    """pip builds the scanner only where a C compiler and the Python headers are, and a failed
+    optional build is easy to miss in its output: `hipport --version` tells which scan runs
+    (the Python one takes about three times as long), and why not the C one."""
+    from hipport import __version__, cli
+
+    def version() -> str:
+        with pytest.raises(SystemExit) as stop:
+            cli.main(["--version"])
+        assert stop.value.code in (0, None)
+        return capsys.readouterr().out
+
+    monkeypatch.setattr(lexer, "_scan", object())
+    assert version() == f"hipport, version {__version__} (C scanner: yes)\n"
+    monkeypatch.setattr(lexer, "_scan", None)
+    monkeypatch.setattr(lexer, "_STALE", False)
+    missing = version()
+    assert missing.startswith(f"hipport, version {__version__} (C scanner: no, not built at install")
+    assert "C compiler" in missing and "slower" in missing
+    monkeypatch.setattr(lexer, "_STALE", True)
+    assert "older _scan.c" in version()

@@ -37,7 +37,20 @@ try:
     from hipport.parse import _scan  # the C scanner, built by setup.py where a compiler exists
 except ImportError:  # pragma: no cover - a pure-Python install
     _scan = None
+_STALE = _scan is not None and complete_scanner(_scan) is None
 _scan = complete_scanner(_scan)
+
+
+def scanner_state() -> str:
+    """Whether the C scanner does the token work, for `hipport --version`: pip builds it only
+    where a C compiler and the Python headers are installed, says little when it cannot, and
+    the Python fallback takes about three times as long to port a tree."""
+    if _scan is not None:
+        return "C scanner: yes"
+    if _STALE:
+        return "C scanner: no, built from an older _scan.c; install hipport again to rebuild it"
+    return ("C scanner: no, not built at install, which needs a C compiler and the Python "
+            "headers; scanning in Python is slower")
 
 # Device-code markers: nvcc includes cuda_runtime.h implicitly where these appear; hipcc does not.
 DEVICE_MARKERS = frozenset(
