@@ -460,6 +460,9 @@ def test_hook_definition():
     hook = _hook()
     assert hook["id"] == "hipport-check" and hook["entry"] == "hipport check"
     assert hook["language"] == "python" and hook["pass_filenames"] is True
+    # hipport runs a process per CPU itself (as black, whose hook is serial too): pre-commit's
+    # own split would make that a process per CPU per CPU, each loading the tables
+    assert hook["require_serial"] is True
     files = re.compile(hook["files"])
     for name in ["a.cu", "d/b.cuh", "x.cpp", "x.cc", "x.cxx", "x.c", "x.h", "x.hpp", "x.hxx", "x.inl", "x.cuinc",
                  "CMakeLists.txt", "cmake/f.cmake", "setup.py", "Makefile", "Dockerfile", "requirements.txt",
