@@ -486,6 +486,9 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # started with it closed (`hipport rules >&-`): what goes
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # there is lost, as print() loses it
     args_given = sys.argv[1:] if argv is None else argv
     # A command first: its parser alone. Anything else (a top-level option such as --help, an
     # unknown command, none) gets every command's.

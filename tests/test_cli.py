@@ -850,6 +850,23 @@ def test_version_from_python_m():
     assert proc.stdout.decode().strip() == f"hipport, version {__version__} ({scanner_state()})"
 
 
+def test_a_closed_stdout_loses_the_output_without_a_traceback(tmp_path):
+    """Started with stdout closed (`hipport rules >&-`), Python gives hipport no stream at all:
+    what would go there is lost, as print() loses it, and the exit status is the command's."""
+    if shutil.which("sh") is None:
+        pytest.skip("no POSIX shell")
+    (tmp_path / "k.cu").write_bytes(KERNEL)
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for args in ("--version", "rules", "port k.cu --stdout", "check k.cu"):
+        def run(redirect: str) -> subprocess.CompletedProcess:
+            return subprocess.run(["sh", "-c", f'exec "$0" -m hipport {args} {redirect}', sys.executable],
+                                  capture_output=True, env=env, cwd=tmp_path, timeout=60)
+
+        closed, open_ = run(">&-"), run("")
+        assert open_.stdout and b"Traceback" not in closed.stderr, (args, closed.stderr)
+        assert closed.returncode == open_.returncode, args
+
+
 def test_python_m_stdout_is_clean(tmp_path):
     """Through a real process: stdout carries the ported file only, the summary goes to stderr."""
     (tmp_path / "k.cu").write_bytes(KERNEL)
