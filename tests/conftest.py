@@ -34,8 +34,20 @@ def pytest_addoption(parser):
     )
 
 
+_SESSION_CACHE = []  # the folder made for this session, removed when it ends
+
+
 def pytest_sessionstart(session):
     # Tests never touch the user's cache folder: one private cache per test session.
     import tempfile
 
     os.environ["HIPPORT_CACHE_DIR"] = tempfile.mkdtemp(prefix="hipport-cache-")
+    _SESSION_CACHE.append(os.environ["HIPPORT_CACHE_DIR"])
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # A whole run's cache is some 8 MB: kept, every run left one more in the temp folder.
+    import shutil
+
+    while _SESSION_CACHE:
+        shutil.rmtree(_SESSION_CACHE.pop(), ignore_errors=True)
