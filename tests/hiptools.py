@@ -122,9 +122,13 @@ def _hipcc_command(
     return cmd
 
 
-def _run(cmd: list[str], cwd: os.PathLike[str] | str | None, timeout: float) -> subprocess.CompletedProcess:
+def _run(cmd: list[str], cwd: os.PathLike[str] | str | None, timeout: float,
+         temp: str | None = None) -> subprocess.CompletedProcess:
+    env = hipcc_env()
+    if temp is not None:  # clang's own temporaries: it leaves empty folders behind
+        env["TMPDIR"] = temp
     return subprocess.run(
-        cmd, env=hipcc_env(), cwd=cwd, capture_output=True, text=True,
+        cmd, env=env, cwd=cwd, capture_output=True, text=True,
         errors="replace", timeout=timeout, stdin=subprocess.DEVNULL,
     )
 
@@ -167,7 +171,7 @@ def hipcc_device_compile(
         out = os.path.join(tmp, "device.o")
         mode = ["--cuda-device-only", "-c", "-o", out]
         cmd = _hipcc_command(path, mode, include_dirs, extra, offload_arch)
-        return _run(cmd, cwd, timeout)
+        return _run(cmd, cwd, timeout, temp=tmp)  # a device compile leaves two folders a file
 
 
 def describe(proc: subprocess.CompletedProcess, limit: int = 4000) -> str:

@@ -120,6 +120,15 @@ class TestHipcc:
         proc = hipcc_device_compile(write(tmp_path, "k.hip", VALID))
         assert proc.returncode == 0, describe(proc)
 
+    def test_device_compile_leaves_nothing_in_the_temp_folder(self, tmp_path, monkeypatch):
+        # clang leaves two empty folders (k-1a2b3c) in TMPDIR for each device compile
+        temp = tmp_path / "temp"
+        temp.mkdir()
+        monkeypatch.setenv("TMPDIR", str(temp))
+        proc = hipcc_device_compile(write(tmp_path, "k.hip", VALID))
+        assert proc.returncode == 0, describe(proc)
+        assert list(temp.iterdir()) == []
+
     def test_shfl_down_sync_fails_on_hip5(self, tmp_path):
         version = hipcc_version() or ""
         if not version.startswith("5."):
