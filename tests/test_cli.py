@@ -857,12 +857,13 @@ def test_a_closed_stdout_loses_the_output_without_a_traceback(tmp_path):
         pytest.skip("no POSIX shell")
     (tmp_path / "k.cu").write_bytes(KERNEL)
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for args in ("--version", "rules", "port k.cu --stdout", "check k.cu"):
-        def run(redirect: str) -> subprocess.CompletedProcess:
-            return subprocess.run(["sh", "-c", f'exec "$0" -m hipport {args} {redirect}', sys.executable],
-                                  capture_output=True, env=env, cwd=tmp_path, timeout=60)
 
-        closed, open_ = run(">&-"), run("")
+    def run(args: str, redirect: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["sh", "-c", f'exec "$0" -m hipport {args} {redirect}', sys.executable],
+                              capture_output=True, env=env, cwd=tmp_path, timeout=60)
+
+    for args in ("--version", "rules", "port k.cu --stdout", "check k.cu"):
+        closed, open_ = run(args, ">&-"), run(args, "")
         assert open_.stdout and b"Traceback" not in closed.stderr, (args, closed.stderr)
         assert closed.returncode == open_.returncode, args
 

@@ -37,8 +37,9 @@ try:
     from hipport.parse import _scan  # the C scanner, built by setup.py where a compiler exists
 except ImportError:  # pragma: no cover - a pure-Python install
     _scan = None
-_STALE = _scan is not None and complete_scanner(_scan) is None
+_built = _scan
 _scan = complete_scanner(_scan)
+_STALE = _built is not None and _scan is None  # for scanner_state(): why it is not used
 
 
 def scanner_state() -> str:
