@@ -1,5 +1,10 @@
 """The regions pass: what is code, comment, string, include path, directive."""
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hipport.parse.lexer import Lexer
 
 LEX = Lexer([b"cuda", b"cu", b"CU", b"cublas"])
@@ -60,3 +65,29 @@ def test_previous_code_steps_over_comments():
     lexed = LEX.lex(src)
     assert src[: lexed.previous_code(src.index(b"cudaFree"))].endswith(b"obj.")
     assert src[: lexed.previous_code(src.index(b"cudaMalloc"))].endswith(b"end.")
+
+
+# Lexed.defines_named: one search over all the names against a test of each #define's name.
+_NAME_PIECES = ["A", "a", "_", "9", "Mask", "MASK", "mask", "Warp", "lane", "Plane", "cuda", "X"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_NAME_PIECES), min_size=1, max_size=4), max_size=12),
+       st.sampled_from([rb"mask", rb"warp|wave|lane", rb"a", rb"^cuda", rb"X$", rb"9"]),
+       st.booleans())
+def test_defines_named_finds_what_a_test_per_define_finds(names, pattern, lowered):
+    names = ["".join(parts) for parts in names]
+    data = "".join(f"#define {'_' if n[0].isdigit() else ''}{n}{' (x)' if i % 3 else ''} {i}\n"
+                   for i, n in enumerate(names)).encode()
+    lexed = LEX.lex(data)
+    regex = re.compile(pattern, re.M)
+    expected = [m for m in lexed.defines if regex.search(m.name.lower() if lowered else m.name)]
+    assert lexed.defines_named(regex, lowered=lowered) == expected
+
+
+def test_defines_named_reports_a_name_once_and_keeps_the_order():
+    lexed = LEX.lex(b"#define MASK_MASK 1\n#define B 2\n#define mask 3\n#define Full_Mask 4\n")
+    assert [m.name for m in lexed.defines_named(re.compile(rb"mask"), lowered=True)] == \
+        [b"MASK_MASK", b"mask", b"Full_Mask"]
+    assert [m.name for m in lexed.defines_named(re.compile(rb"mask"))] == [b"mask"]
+    assert LEX.lex(b"int x;\n").defines_named(re.compile(rb"x")) == []

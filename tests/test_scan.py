@@ -13,7 +13,7 @@ from hipport.loaders import tools
 from hipport.parse import lexer
 from hipport.parse.lexer import Lexed, Lexer, Token
 from hipport.pipeline import port_source
-from hipport.rewrite.names import _find_context
+from hipport.rewrite.names import CUDA_LOOKING, _find_context, cuda_looking_defines
 
 ROOT = Path(__file__).resolve().parents[1]
 LEXER = tools(Settings())[1]
@@ -400,3 +400,16 @@ def test_the_version_line_says_whether_the_c_scanner_scans(monkeypatch, capsys):
     assert "C compiler" in missing and "slower" in missing
     monkeypatch.setattr(lexer, "_STALE", True)
     assert "older _scan.c" in version()
+
+
+# cuda_looking_defines searches all of a file's #defined names at once: the names whose start
+# CUDA_LOOKING matches, sorted, as a test of each name finds them.
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["cuda", "Cuda", "cu", "CU", "_", "X", "x", "CUDA_", "nccl",
+                                          "NVTX_", "my", "9"]), min_size=1, max_size=4), max_size=10))
+def test_cuda_looking_defines_as_by_a_test_per_name(names):
+    data = "".join(f"#define {'_' if n[0].isdigit() else ''}{n} 1\n"
+                   for n in ("".join(parts) for parts in names)).encode()
+    lexed = LEXER.lex(data)
+    expected = sorted(n.decode() for n in lexed.defined_names if CUDA_LOOKING.match(n))
+    assert list(cuda_looking_defines(lexed)) == expected

@@ -229,5 +229,12 @@ def _unsupported_tail(data: bytes, end: int, key: str, mappings: Mappings) -> st
     return None
 
 
+# A name that CUDA_LOOKING matches, after the newline before it: one search over all of a
+# file's #defined names, a line each (a GL header defines thousands, a CUDA-looking handful).
+# The pattern opens with a literal, which the search looks for in C between tries.
+_CUDA_LOOKING_NAME = regexes.compile(rb"\n(" + CUDA_LOOKING.pattern + rb"[^\n]*)")
+
+
 def cuda_looking_defines(lexed: Lexed) -> tuple[str, ...]:
-    return tuple(sorted(n.decode("ascii") for n in lexed.defined_names if CUDA_LOOKING.match(n)))
+    names = b"\n" + b"\n".join(lexed.defined_names)
+    return tuple(sorted(m.group(1).decode("ascii") for m in _CUDA_LOOKING_NAME.finditer(names)))

@@ -505,9 +505,8 @@ def warp_size_constant_32(ctx):
     """
     if not _contains_any(ctx, b"warp", b"wave", b"lane"):
         return  # no name here could be flagged: every one mentions warp/wave/lane
-    for m in sx.macro_bodies(ctx):
-        # Macro names are ASCII: the byte test is the name test's, far more cheaply.
-        if m.params is not None or not _WARP_WORDS.search(m.name.lower()):
+    for m in ctx.lexed.defines_named(_WARP_WORDS, lowered=True):
+        if m.params is not None:
             continue
         name = m.name.decode("latin-1")
         if not _warp_constant_name(name):
@@ -939,6 +938,18 @@ def _may_name_mask(ctx) -> bool:
     return _may_spell_mask_oddly(ctx.data) or _contains_any(ctx, b"mask")
 
 
+_MASK_WORD = regexes.compile(rb"mask")
+
+
+def _mask_defines(ctx, names: set[str]) -> list:
+    """The #defines whose name holds `mask` in some case or is one of `names`. A file with
+    names to find (it calls `*_sync` functions) is looked through a #define at a time: a
+    pattern of its names would be compiled anew for each such file."""
+    if not names:
+        return ctx.lexed.defines_named(_MASK_WORD, lowered=True)  # ASCII: _MASK_NAME's test
+    return [m for m in ctx.lexed.defines if b"mask" in m.name.lower() or m.name.decode("latin-1") in names]
+
+
 _SYNC_NAME = regexes.compile(rb"__\w*_sync\b")
 _IDENTIFIER = regexes.compile(rb"[A-Za-z_]\w*")
 _NUMBER = regexes.compile(rb"\.?[0-9][0-9A-Za-z_.']*")
@@ -1097,12 +1108,10 @@ def full_warp_mask_32_bit(ctx):
         elif args[0].type == "identifier":
             flagged_names.add(sx.text(args[0]))
     may_name_mask = _may_name_mask(ctx)
-    for m in sx.macro_bodies(ctx) if flagged_names or may_name_mask else ():
+    for m in _mask_defines(ctx, flagged_names) if flagged_names or may_name_mask else ():
         if m.params is not None:
             continue
         name = m.name.decode("latin-1")
-        if not (b"mask" in m.name.lower() or name in flagged_names):  # ASCII: _MASK_NAME's test
-            continue
         body = ctx.data[m.body_start:m.body_end].decode("latin-1")
         consts = sx.int_constants(ctx)
         if ((consts.may_be(name, (_FULL32,)) and consts.get(name) == _FULL32) or _NOT_ZERO_32.match(body)) \
