@@ -554,7 +554,7 @@ def test_build_files_are_not_lexed_as_c():
     (b"x.y(z)", [("y", 2, 5, [b"z"], b"")], []),
 ])
 def test_cmake_parse(data, commands, comments):
-    from hipport.rewrite.cmake import parse
+    from hipport.parse.cmake import parse
 
     got, got_comments = parse(data)
     assert [(c.name, c.start, c.close, [a.text for a in c.args], c.indent) for c in got] == commands

@@ -36,6 +36,23 @@ def test_cmake_comments_skip_quoted_and_bracket_arguments():
     assert comments("cmake", text) == [b"# one", b"#[==[ two\nlines ]==]"]
 
 
+def test_cmake_comments_end_before_the_line_end():
+    """The CMake parser's comments (parse/cmake) end at the `\n`; as every kind's, a `#`
+    comment here ends before `\r` too, and a bracket comment keeps what it holds."""
+    text = b"# one\r\nset(A x) # two\r\n#[[ three\r\n ]]\r\n# four\rfive\n# six\r"
+    assert comments("cmake", text) == [b"# one", b"# two", b"#[[ three\r\n ]]", b"# four", b"# six"]
+
+
+def test_cmake_comments_are_the_parsers():
+    """The rules and suppressions read the comments the rewriter reads: those of the CMake
+    parser (its reading of the file is the one kept for both)."""
+    from hipport.parse import cmake
+
+    text = b'project(p CUDA) # a\nset(B "# not" [=[ # not ]=]) #[[ b ]]\n'
+    assert comment_spans("cmake", text) == cmake.parse(text)[1]
+    assert comments("cmake", text) == [b"# a", b"#[[ b ]]"]
+
+
 def test_a_makefile_comment_goes_on_past_a_backslash_at_the_line_end():
     text = b"A = 1 # one \\\nB = 2\nC = 3 \\# no\nD = 4#three\n"
     assert comments("make", text) == [b"# one \\\nB = 2", b"#three"]

@@ -296,7 +296,7 @@ CMAKE_PIECES = [b"add_library", b"set", b"PROJECT", b"_x9", b"9", b"(", b")", b"
 
 @needs_scanner
 def test_cmake_parse_in_c_on_every_repository_cmake_file():
-    from hipport.rewrite import cmake
+    from hipport.parse import cmake
 
     assert len(CMAKE_FILES) > 10
     differ = [p.relative_to(ROOT).as_posix() for p in CMAKE_FILES
@@ -308,7 +308,7 @@ def test_cmake_parse_in_c_on_every_repository_cmake_file():
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(CMAKE_PIECES), max_size=40))
 def test_cmake_parse_in_c_on_generated_input(parts):
-    from hipport.rewrite import cmake
+    from hipport.parse import cmake
 
     data = b"".join(parts)
     commands, comments = lexer._scan.cmake_parse(data, cmake.Command, cmake.Arg)
@@ -317,11 +317,12 @@ def test_cmake_parse_in_c_on_generated_input(parts):
 
 
 def test_cmake_parse_without_the_scanner(monkeypatch):
-    from hipport.rewrite import cmake
+    from hipport.parse import cmake
 
     data = b'project(x CUDA) # [[\nset(A "b\\"c" [=[d]=])\n'
     with_scanner = cmake.parse(data)
     monkeypatch.setattr(cmake, "_scan", None)
+    cmake.parse.cache_clear()  # it keeps the last file's reading
     assert cmake.parse(data) == with_scanner == cmake.python_parse(data)
     assert [c.name for c in with_scanner[0]] == ["project", "set"]
 

@@ -32,7 +32,7 @@
  * Directive record named b"define", macro_type(name, params, start, body_start, body_end,
  * name_start) as lexer._DEFINE reads it; with names_only, just the names.
  *
- * cmake_parse(data, command_type, arg_type) -> (commands, comments): rewrite.cmake.parse in C,
+ * cmake_parse(data, command_type, arg_type) -> (commands, comments): parse.cmake.parse in C,
  * the same Command and Arg records (command_type(name, start, close, args, indent),
  * arg_type(start, end, quoted, text)) and comment spans, step for step as its regexes go.
  *
@@ -1205,7 +1205,7 @@ fail:
 }
 
 /* ------------------------------------------------------------------------------------------
- * CMake (rewrite/cmake.py's parse, whose regexes are the reference). */
+ * CMake (parse/cmake.py's parse, whose regexes are the reference). */
 
 /* `[=*[` at i: the number of `=`, or -1. */
 static Py_ssize_t bracket_open(const unsigned char *d, Py_ssize_t n, Py_ssize_t i) {
@@ -1435,7 +1435,7 @@ static PyMethodDef methods[] = {
      "define_records(data, directives, macro_type[, names_only]) -> Lexed.defines' records (or names)"},
     {"lane_math", lane_math, METH_O, "lane_math(data) -> where the first lane-math trigger matches, or -1"},
     {"cmake_parse", cmake_parse, METH_VARARGS,
-     "cmake_parse(data, command_type, arg_type) -> (commands, comments), as rewrite.cmake.parse"},
+     "cmake_parse(data, command_type, arg_type) -> (commands, comments), as parse.cmake.parse"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -3,8 +3,9 @@ files, TOML, shell scripts), for the rules, the build-file rewriters and inline 
 alike.
 
 One compiled pattern per kind finds them, in C. Each pattern matches, left to right, either a
-comment (group `c`) or what a `#` inside does not start a comment: a string literal, a CMake
-bracket or quoted argument, a shell escape. What counts as a comment, per kind:
+comment (group `c`) or what a `#` inside does not start a comment: a string literal, a shell
+escape. CMake's are read with its commands by parse/cmake (the rewriter needs those anyway, and
+a `#` in a quoted or bracket argument starts no comment). What counts as a comment, per kind:
 
     python, setup.py   `#` to the line's end, outside strings (triple-quoted ones too)
     cmake              `#` to the line's end and `#[[...]]` (any number of `=`), outside
@@ -36,8 +37,6 @@ _PYTHON = (rb"(?P<c>#[^\r\n]*)|'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)
 _PATTERNS = {
     "python": _PYTHON,
     "setup.py": _PYTHON,
-    "cmake": rb"(?P<c>#\[(?P<eq>=*)\[[\s\S]*?(?:\](?P=eq)\]|\Z)|#[^\r\n]*)"
-             rb"|\[(?P<beq>=*)\[[\s\S]*?(?:\](?P=beq)\]|\Z)|\"(?:\\[\s\S]|[^\"\\])*\"?",
     "make": rb"(?P<c>(?<!\\)#(?:\\\r?\n|[^\r\n])*)",
     "docker": rb"(?m)^[ \t]*(?P<c>#[^\r\n]*)",
     "requirements": rb"(?m)(?P<c>(?:^|(?<=[ \t]))#[^\r\n]*)",
@@ -57,6 +56,10 @@ def _pattern(kind: str) -> re.Pattern | None:
 
 def comment_spans(kind: str, data: bytes) -> list[tuple[int, int]]:
     """(start, end) of each comment of a file of `kind`, in order; none for another kind."""
+    if kind == "cmake":
+        from hipport.parse import cmake  # noqa: PLC0415 - it builds on the lexer's C scanner
+
+        return cmake.comment_spans(data)
     pattern = _pattern(kind)
     if pattern is None:
         return []

@@ -11,8 +11,8 @@ mappings/build_files/cmake.tsv and libraries.tsv.
 - nvcc options are translated (architecture options go: CMAKE_HIP_ARCHITECTURES sets them);
 - `cmake_minimum_required` below 3.21 is raised to 3.21 when the file now uses HIP.
 
-Commands are parsed from the bytes (comments, quoted and bracket arguments); edits never touch
-a comment.
+The commands and comments are parse/cmake's (the comments as FileContext keeps them, for the
+rules too); edits never touch a comment.
 """
 
 from __future__ import annotations
@@ -22,128 +22,11 @@ import re
 
 from hipport import regexes
 from hipport.edits import Edit
-from hipport.parse.hash_comments import Spans
-from hipport.parse.lexer import _scan
+from hipport.parse.cmake import Arg, Command, parse
 from hipport.patterns import by_common_start, word_start
 from hipport.rewrite.shell import Rewritten, arch_list, flag_edits, libraries, path_edits, table
-from hipport.tuples import NamedTuple
 
 HIP_MIN_CMAKE = (3, 21)
-
-
-class Arg(NamedTuple):
-    start: int
-    end: int
-    quoted: bool
-    text: bytes  # the argument's bytes without quotes
-
-
-class Command(NamedTuple):
-    name: str  # lower case
-    start: int  # offset of the name
-    close: int  # offset of `)`
-    args: list[Arg]
-    indent: bytes  # the spaces before the name on its line
-
-
-_BRACKET_OPEN = regexes.compile(rb"\[(=*)\[")
-_UNQUOTED = regexes.compile(rb'(?:[^\s()#"\\]|\\.)+')  # CMake: `#` always ends an unquoted argument
-# Between commands only comments and command names matter; a name is a command when `(`
-# follows it (spaces and tabs between).
-_TOP_STEP = regexes.compile(rb"#|([A-Za-z_][A-Za-z0-9_]*)[ \t]*(\()?")
-
-
-def parse(data: bytes) -> tuple[list[Command], list[tuple[int, int]]]:
-    """The commands of a CMake file and its comments (start, end): by the C scanner where it
-    was built (a step per byte in C, where python_parse takes a regex step per argument),
-    else by python_parse, its reference."""
-    if _scan is not None:
-        return _scan.cmake_parse(data, Command, Arg)
-    return python_parse(data)
-
-
-def python_parse(data: bytes) -> tuple[list[Command], list[tuple[int, int]]]:
-    """parse() by regexes: the reference the C scanner is tested against."""
-    commands: list[Command] = []
-    comments: list[tuple[int, int]] = []
-    i = 0
-    while (m := _TOP_STEP.search(data, i)) is not None:
-        start = m.start()
-        if m.group(1) is None:  # `#`
-            i = _comment(data, start, comments)
-            continue
-        if m.group(2) is None:
-            i = m.end()
-            continue
-        args, close = _arguments(data, m.end(), comments)
-        if close >= len(data):
-            break  # an unterminated command: nothing after it is a command either
-        line_start = data.rfind(b"\n", 0, start) + 1
-        indent = data[line_start:start]
-        if indent.strip(b" \t"):
-            indent = b""
-        commands.append(tuple.__new__(Command, (m.group(1).decode().lower(), start, close, args, indent)))
-        i = close + 1
-    return commands, comments
-
-
-def _comment(data: bytes, i: int, comments: list) -> int:
-    m = _BRACKET_OPEN.match(data, i + 1)
-    if m:
-        close = data.find(b"]" + m.group(1) + b"]", m.end())
-        end = len(data) if close < 0 else close + len(m.group(1)) + 2
-    else:
-        end = data.find(b"\n", i)
-        end = len(data) if end < 0 else end
-    comments.append((i, end))
-    return end
-
-
-# One step of an argument list after any spaces, told by its first byte: `#`, a parenthesis,
-# a quote, a bracket argument's opening, or an unquoted argument (which may start with `[`).
-_ARG_STEP = regexes.compile(rb'[ \t\r\n]*([#()"]|\[=*\[|' + _UNQUOTED.pattern + rb")")
-_SPACES = regexes.compile(rb"[ \t\r\n]*")
-_QUOTED_BODY = regexes.compile(rb'(?:[^"\\]|\\[\s\S])*')
-
-
-def _arguments(data: bytes, i: int, comments: list) -> tuple[list[Arg], int]:
-    """The arguments of a command from just past its `(`, and the offset of its `)` (the
-    data's length when it does not close). A step per argument, not per byte."""
-    args: list[Arg] = []
-    depth, n = 0, len(data)
-    new = tuple.__new__  # Arg(...) without the NamedTuple's Python-level __new__: a call per argument
-    while i < n:
-        m = _ARG_STEP.match(data, i)
-        if m is None:  # spaces, then the end or a byte no argument starts with (`\` before a newline, a form feed)
-            i = _SPACES.match(data, i).end() + 1
-            continue
-        i = m.start(1)
-        c = data[i]
-        if c == 0x23:  # #
-            i = _comment(data, i, comments)
-        elif c == 0x28:  # (
-            depth += 1
-            i += 1
-        elif c == 0x29:  # )
-            if depth == 0:
-                return args, i
-            depth -= 1
-            i += 1
-        elif c == 0x22:  # "
-            j = _QUOTED_BODY.match(data, i + 1).end()
-            if j < n and data[j] != 0x22:
-                j = n + 1  # a backslash as the data's last byte escapes past its end
-            args.append(new(Arg, (i, min(j + 1, n), True, data[i + 1 : j])))
-            i = j + 1
-        elif c == 0x5B and (b := _BRACKET_OPEN.match(data, i)):  # [
-            close = data.find(b"]" + b.group(1) + b"]", b.end())
-            end = n if close < 0 else close + len(b.group(1)) + 2
-            args.append(new(Arg, (i, end, True, data[b.end() : max(b.end(), end - len(b.group(1)) - 2)])))
-            i = end
-        else:
-            args.append(new(Arg, (i, m.end(), False, m.group(1))))
-            i = m.end()
-    return args, n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,8 +84,7 @@ def _is_cu(arg: Arg) -> bool:
 
 def rewrite(ctx, renamed: frozenset[str]) -> Rewritten:
     data, settings, target = ctx.data, ctx.settings, ctx.mappings.target_hip
-    commands, comment_list = parse(data)
-    comments = Spans(comment_list)
+    commands, comments = parse(data)[0], ctx.comment_index
     newline = ctx.source.newline
     out = Rewritten()
     rows = _rows()
