@@ -231,7 +231,9 @@ def _unsupported_tail(data: bytes, end: int, key: str, mappings: Mappings) -> st
 
 # A name that CUDA_LOOKING matches, after the newline before it: one search over all of a
 # file's #defined names, a line each (a GL header defines thousands, a CUDA-looking handful).
-# The pattern opens with a literal, which the search looks for in C between tries.
+# The pattern opens with a literal, which the search looks for in C between tries. The names
+# alone, not Lexed.defines_named: every ported file asks, and most never read their #define
+# records (Lexed.defined_names).
 _CUDA_LOOKING_NAME = regexes.compile(rb"\n(" + CUDA_LOOKING.pattern + rb"[^\n]*)")
 
 
