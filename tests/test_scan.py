@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from hipport.config import Settings
 from hipport.loaders import tools
-from hipport.parse import lexer
+from hipport.parse import braces, lexer
 from hipport.parse.lexer import Lexed, Lexer, Token
 from hipport.pipeline import port_source
 from hipport.rewrite.names import CUDA_LOOKING, _find_context, cuda_looking_defines
@@ -372,7 +372,9 @@ def test_a_scanner_built_from_an_older_source_is_not_used():
     import types
 
     source = (Path(lexer.__file__).parent / "_scan.c").read_text()
-    assert set(re.findall(r'\{"(\w+)", \w+, METH_', source)) == set(lexer.SCANNER_FUNCTIONS)
+    functions = set(re.findall(r'\{"(\w+)", \w+, METH_', source))
+    types_ = set(re.findall(r'PyModule_AddObject\(m, "(\w+)"', source))  # Regions
+    assert functions | types_ == set(lexer.SCANNER_FUNCTIONS)
     full = types.SimpleNamespace(**{name: len for name in lexer.SCANNER_FUNCTIONS})
     assert lexer.complete_scanner(full) is full
     older = types.SimpleNamespace(**{name: len for name in lexer.SCANNER_FUNCTIONS if name != "lane_math"})
@@ -414,3 +416,103 @@ def test_cuda_looking_defines_as_by_a_test_per_name(names):
     lexed = LEXER.lex(data)
     expected = sorted(n.decode() for n in lexed.defined_names if CUDA_LOOKING.match(n))
     assert list(cuda_looking_defines(lexed)) == expected
+
+
+def _outcome(method, offset):
+    try:
+        return method(offset)
+    except IndexError:
+        return IndexError
+
+
+def _regions_agree(data: bytes, offsets) -> bool:
+    """Where an offset sits, asked of the C Regions a scanned Lexed has bound and of Lexed's
+    own Python methods: the same answers (and the same IndexError past the data's end)."""
+    fast = LEXER.lex(data)
+    slow = Lexed(data, fast.identifiers, fast.comments, fast.strings, fast.directives)
+    return all(_outcome(getattr(fast, name), at) == _outcome(getattr(slow, name), at)
+               for name in lexer.REGION_METHODS for at in offsets)
+
+
+@needs_scanner
+def test_a_scanned_lexed_asks_regions_in_c():
+    lexed = LEXER.lex(b"int x; // c\n")
+    for name in lexer.REGION_METHODS:
+        assert type(getattr(lexed, name)).__name__ == "builtin_function_or_method", name
+        assert getattr(Lexed, name).__module__ == "hipport.parse.lexer"  # the reference stays
+    assert lexed.previous_code(12) == 6 and lexed.next_code(6) == 12
+    assert lexed.in_comment_or_string(8) and not lexed.in_plain_code(8) and lexed.in_plain_code(4)
+
+
+def _region_edges(lexed):
+    """The offsets where the answers change, and those next to them."""
+    edges = {0, len(lexed.data)}
+    for spans in (lexed.comments, lexed.strings, [(d.start, d.end) for d in lexed.directives],
+                  [(t.start, t.end) for t in lexed.identifiers]):
+        for s, e in spans:
+            edges.update((s, e))
+    return sorted({at + step for at in edges for step in (-2, -1, 0, 1, 2)})
+
+
+@needs_scanner
+def test_regions_in_c_as_lexed_on_every_repository_file():
+    differ = [p.relative_to(ROOT).as_posix() for p in REPO_FILES
+              if not _regions_agree(data := p.read_bytes(), _region_edges(LEXER.lex(data)))]
+    assert differ == []
+
+
+@needs_scanner
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES), max_size=40))
+def test_regions_in_c_as_lexed_at_every_offset_of_generated_input(parts):
+    data = b"".join(parts)
+    assert _regions_agree(data, range(-3, len(data) + 4))
+
+
+@needs_scanner
+def test_regions_refuse_what_the_scanner_never_makes():
+    with pytest.raises(TypeError):
+        lexer._scan.Regions(b"x", [[0, 1]], [], [])  # a list where a (start, end) tuple goes
+    with pytest.raises(TypeError):
+        lexer._scan.Regions(b"x", [], [], ())
+    regions = lexer._scan.Regions(b"x", [], [], [])
+    with pytest.raises(TypeError):
+        regions.next_code("1")
+    with pytest.raises(TypeError):
+        regions.bind([])
+
+
+@needs_scanner
+def test_regions_bind_lexeds_methods_by_name():
+    namespace = {}
+    lexer._scan.Regions(b"x", [], [], []).bind(namespace)
+    assert sorted(namespace) == sorted(lexer.REGION_METHODS)
+    assert namespace["next_code"](0) == 0
+
+
+@needs_scanner
+def test_regions_sort_spans_given_out_of_order_as_lexed_does():
+    data = b"a 'x' /*c*/ \"y\" // d\n#define Q 1\n"
+    comments, strings = [(6, 11), (18, 22)], [(12, 15), (2, 5)]
+    slow = Lexed(data, [], comments, strings, LEXER.lex(data).directives)
+    fast = Lexed(data, [], comments, strings, slow.directives)
+    lexer._scan.Regions(data, comments, strings, slow.directives).bind(fast.__dict__)
+    for name in lexer.REGION_METHODS:
+        assert [_outcome(getattr(fast, name), at) for at in range(-2, len(data) + 3)] == \
+            [_outcome(getattr(slow, name), at) for at in range(-2, len(data) + 3)], name
+
+
+@needs_scanner
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([b"{", b"}", b"x", b"{{", b"}}"]), max_size=40).map(b"".join), st.data())
+def test_brace_pairs_in_c_as_in_python(data, draw):
+    offsets = [i for i, c in enumerate(data) if c in b"{}"]
+    offsets = draw.draw(st.sampled_from([offsets, offsets[::2], offsets[1:]]))
+    assert lexer._scan.brace_pairs(data, offsets) == braces.pair_braces(data, offsets)
+
+
+@needs_scanner
+def test_brace_pairs_refuse_an_offset_outside_the_data():
+    with pytest.raises(IndexError):
+        lexer._scan.brace_pairs(b"{}", [0, 2])
+    assert lexer._scan.brace_pairs(b"{x{}", [0, 2, 3]) == ([0, 2], [4, 3], [-1, 0], False)

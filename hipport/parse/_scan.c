@@ -36,6 +36,12 @@
  * the same Command and Arg records (command_type(name, start, close, args, indent),
  * arg_type(start, end, quoted, text)) and comment spans, step for step as its regexes go.
  *
+ * Regions(data, comments, strings, directives): where an offset sits (in a comment or literal,
+ * on a directive line, the code before or after it), Lexed's methods of those names in C;
+ * Lexer.lex binds them on each Lexed it makes (see the section below).
+ *
+ * brace_pairs(data, offsets) -> (opens, closes, parents, balanced): parse.braces.pair_braces.
+ *
  * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
  * stays the reference (and the fallback where this module is not built), and the test suite
  * compares the two on every fixture and on generated input.
@@ -1423,6 +1429,342 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ regions
+ * Regions(data, comments, strings, directives): Lexed's questions about where an offset
+ * sits, asked tens of thousands of times a run by the rules and the renamer, answered from
+ * arrays by bisection in C. Each method is step for step its Python namesake on Lexed, which
+ * stays the reference (and the fallback), and binds in its place on the scanner's Lexed:
+ *   previous_code(offset), next_code(offset), directive_at(offset), in_directive(offset),
+ *   in_comment_or_string(offset), in_plain_code(offset); bind(namespace) puts them in a dict.
+ * comments and strings are lists of (start, end); directives Directive records, whose line
+ * ends (continuations followed, as Lexed.directive_ends) are worked out here. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *data;          /* the bytes (kept alive: d points into them) */
+    const unsigned char *d;
+    Py_ssize_t n;
+    Py_ssize_t *cs, *ce, nc; /* comments, in order */
+    Py_ssize_t *ks, *ke, nk; /* comments and literals, sorted by (start, end) */
+    Py_ssize_t *ds, *de, nd; /* directive lines: start, end */
+    Py_ssize_t *block;       /* the one allocation behind the arrays */
+} Regions;
+
+typedef struct {
+    Py_ssize_t s, e;
+} Span;
+
+static int span_order(const void *a, const void *b) {
+    const Span *x = a, *y = b;
+    if (x->s != y->s)
+        return x->s < y->s ? -1 : 1;
+    return x->e < y->e ? -1 : x->e > y->e;
+}
+
+/* The first index whose value is > x (bisect_right), or >= x (bisect_left). */
+static Py_ssize_t after(const Py_ssize_t *a, Py_ssize_t n, Py_ssize_t x) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (x < a[mid])
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+static Py_ssize_t from(const Py_ssize_t *a, Py_ssize_t n, Py_ssize_t x) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The first two items of a (start, end) tuple or a record, as offsets; -1 with an error set. */
+static int record_offsets(PyObject *rec, Py_ssize_t *a, Py_ssize_t *b) {
+    if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) < 2) {
+        PyErr_SetString(PyExc_TypeError, "Regions: expected (start, end, ...) tuples");
+        return -1;
+    }
+    *a = PyLong_AsSsize_t(PyTuple_GET_ITEM(rec, 0));
+    *b = PyLong_AsSsize_t(PyTuple_GET_ITEM(rec, 1));
+    return (*a == -1 || *b == -1) && PyErr_Occurred() ? -1 : 0;
+}
+
+static void regions_dealloc(Regions *r) {
+    Py_XDECREF(r->data);
+    PyMem_Free(r->block);
+    Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+/* lexer.logical_end(data, start): where the logical line from `start` ends, before a `\r`. */
+static Py_ssize_t logical_line_end(const unsigned char *d, Py_ssize_t n, Py_ssize_t pos) {
+    for (;;) {
+        const unsigned char *nl = pos < n ? memchr(d + pos, '\n', (size_t)(n - pos)) : NULL;
+        if (nl == NULL)
+            return n;
+        Py_ssize_t at = nl - d, body_end = at > 0 && d[at - 1] == '\r' ? at - 1 : at;
+        if (body_end > 0 && d[body_end - 1] == '\\') {
+            pos = at + 1;
+            continue;
+        }
+        return body_end;
+    }
+}
+
+static PyObject *regions_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *data, *comments, *strings, *directives;
+    static char *kwlist[] = {"data", "comments", "strings", "directives", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!O!", kwlist, &PyBytes_Type, &data, &PyList_Type, &comments,
+                                     &PyList_Type, &strings, &PyList_Type, &directives))
+        return NULL;
+    Py_ssize_t nc = PyList_GET_SIZE(comments), ns = PyList_GET_SIZE(strings), nd = PyList_GET_SIZE(directives);
+    Regions *r = (Regions *)type->tp_alloc(type, 0);
+    if (r == NULL)
+        return NULL;
+    Py_INCREF(data);
+    r->data = data;
+    r->d = (const unsigned char *)PyBytes_AS_STRING(data);
+    r->n = PyBytes_GET_SIZE(data);
+    Py_ssize_t nk = nc + ns;
+    r->block = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(2 * nc + 2 * nk + 2 * nd + 1));
+    Span *spans = PyMem_Malloc(sizeof(Span) * (size_t)(nk + 1));
+    if (r->block == NULL || spans == NULL) {
+        PyMem_Free(spans);
+        Py_DECREF(r);
+        return PyErr_NoMemory();
+    }
+    r->cs = r->block;
+    r->ce = r->cs + nc;
+    r->ks = r->ce + nc;
+    r->ke = r->ks + nk;
+    r->ds = r->ke + nk;
+    r->de = r->ds + nd;
+    r->nc = nc;
+    r->nk = nk;
+    r->nd = nd;
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *item = i < nc ? PyList_GET_ITEM(comments, i) : PyList_GET_ITEM(strings, i - nc);
+        if (record_offsets(item, &spans[i].s, &spans[i].e) < 0)
+            goto fail;
+        if (i < nc) {
+            r->cs[i] = spans[i].s;
+            r->ce[i] = spans[i].e;
+        }
+    }
+    /* sorted(comments + strings): the scanner makes each list in order, so a merge does */
+    Py_ssize_t split = nc; /* spans[:split] and spans[split:] are each in order */
+    for (Py_ssize_t i = 1; i < nk && split < nk; i++) {
+        if (i != nc && span_order(&spans[i - 1], &spans[i]) > 0) {
+            qsort(spans, (size_t)nk, sizeof(Span), span_order);
+            split = nk;
+        }
+    }
+    for (Py_ssize_t i = 0, a = 0, b = split; i < nk; i++) {
+        const Span *next = b == nk || (a < split && span_order(&spans[a], &spans[b]) <= 0) ? &spans[a++] : &spans[b++];
+        r->ks[i] = next->s;
+        r->ke[i] = next->e;
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        Py_ssize_t start, end;
+        if (record_offsets(PyList_GET_ITEM(directives, i), &start, &end) < 0)
+            goto fail;
+        r->ds[i] = start;
+        r->de[i] = end >= 1 && end <= r->n && r->d[end - 1] == '\\' ? logical_line_end(r->d, r->n, start) : end;
+    }
+    PyMem_Free(spans);
+    return (PyObject *)r;
+fail:
+    PyMem_Free(spans);
+    Py_DECREF(r);
+    return NULL;
+}
+
+static int is_gap(unsigned char c) { /* what previous_code and next_code step over */
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\\';
+}
+
+static int offset_arg(PyObject *arg, Py_ssize_t *offset) {
+    *offset = PyLong_AsSsize_t(arg);
+    return *offset == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *regions_previous_code(Regions *r, PyObject *arg) {
+    Py_ssize_t offset;
+    if (offset_arg(arg, &offset) < 0)
+        return NULL;
+    if (offset > r->n) {
+        PyErr_SetString(PyExc_IndexError, "previous_code: offset past the data");
+        return NULL;
+    }
+    for (;;) {
+        while (offset > 0 && is_gap(r->d[offset - 1]))
+            offset--;
+        Py_ssize_t i = after(r->cs, r->nc, offset - 1) - 1;
+        if (offset == 0 || i < 0 || r->ce[i] < offset)
+            return PyLong_FromSsize_t(offset);
+        offset = r->cs[i];
+    }
+}
+
+static PyObject *regions_next_code(Regions *r, PyObject *arg) {
+    Py_ssize_t offset;
+    if (offset_arg(arg, &offset) < 0)
+        return NULL;
+    offset = offset < 0 ? 0 : offset > r->n ? r->n : offset; /* as a regex match's pos */
+    for (;;) {
+        while (offset < r->n && is_gap(r->d[offset]))
+            offset++;
+        Py_ssize_t i = from(r->cs, r->nc, offset);
+        if (i == r->nc || r->cs[i] != offset)
+            return PyLong_FromSsize_t(offset);
+        offset = r->ce[i];
+    }
+}
+
+static Py_ssize_t directive_index(const Regions *r, Py_ssize_t offset) {
+    Py_ssize_t i = after(r->ds, r->nd, offset) - 1;
+    return i >= 0 && offset <= r->de[i] ? i : -1;
+}
+
+static int skipped(const Regions *r, Py_ssize_t offset) {
+    Py_ssize_t i = after(r->ks, r->nk, offset) - 1;
+    return i >= 0 && offset < r->ke[i];
+}
+
+static PyObject *regions_directive_at(Regions *r, PyObject *arg) {
+    Py_ssize_t offset;
+    return offset_arg(arg, &offset) < 0 ? NULL : PyLong_FromSsize_t(directive_index(r, offset));
+}
+
+static PyObject *regions_in_directive(Regions *r, PyObject *arg) {
+    Py_ssize_t offset;
+    return offset_arg(arg, &offset) < 0 ? NULL : PyBool_FromLong(directive_index(r, offset) >= 0);
+}
+
+static PyObject *regions_in_comment_or_string(Regions *r, PyObject *arg) {
+    Py_ssize_t offset;
+    return offset_arg(arg, &offset) < 0 ? NULL : PyBool_FromLong(skipped(r, offset));
+}
+
+static PyObject *regions_in_plain_code(Regions *r, PyObject *arg) {
+    Py_ssize_t offset;
+    if (offset_arg(arg, &offset) < 0)
+        return NULL;
+    return PyBool_FromLong(!skipped(r, offset) && directive_index(r, offset) < 0);
+}
+
+#define REGION_ANSWERS 6 /* the methods that answer for Lexed: the table's first entries */
+static PyObject *regions_bind(Regions *r, PyObject *namespace);
+
+static PyMethodDef regions_methods[] = {
+    {"previous_code", (PyCFunction)regions_previous_code, METH_O, "Lexed.previous_code"},
+    {"next_code", (PyCFunction)regions_next_code, METH_O, "Lexed.next_code"},
+    {"directive_at", (PyCFunction)regions_directive_at, METH_O, "Lexed.directive_at"},
+    {"in_directive", (PyCFunction)regions_in_directive, METH_O, "Lexed.in_directive"},
+    {"in_comment_or_string", (PyCFunction)regions_in_comment_or_string, METH_O, "Lexed.in_comment_or_string"},
+    {"in_plain_code", (PyCFunction)regions_in_plain_code, METH_O, "Lexed.in_plain_code"},
+    {"bind", (PyCFunction)regions_bind, METH_O,
+     "bind(namespace): each method above into the dict `namespace` (a Lexed's __dict__), by its name"},
+    {NULL, NULL, 0, NULL},
+};
+static PyObject *REGION_NAMES[REGION_ANSWERS]; /* their names, interned at import */
+
+static PyObject *regions_bind(Regions *r, PyObject *namespace) {
+    if (!PyDict_Check(namespace)) {
+        PyErr_SetString(PyExc_TypeError, "bind: expected a dict");
+        return NULL;
+    }
+    for (int k = 0; k < REGION_ANSWERS; k++) {
+        PyObject *f = PyCFunction_NewEx(&regions_methods[k], (PyObject *)r, NULL);
+        if (f == NULL || PyDict_SetItem(namespace, REGION_NAMES[k], f) < 0) {
+            Py_XDECREF(f);
+            return NULL;
+        }
+        Py_DECREF(f);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyTypeObject RegionsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hipport.parse._scan.Regions",
+    .tp_basicsize = sizeof(Regions),
+    .tp_dealloc = (destructor)regions_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Regions(data, comments, strings, directives): where an offset sits (see _scan.c)",
+    .tp_methods = regions_methods,
+    .tp_new = regions_new,
+};
+
+/* brace_pairs(data, offsets) -> (opens, closes, parents, balanced): parse.braces.Braces'
+ * pairing of the code's `{` and `}` offsets, in C. An unclosed `{` closes at the data's end. */
+static PyObject *brace_pairs(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *data, *offsets;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyBytes_Type, &data, &PyList_Type, &offsets))
+        return NULL;
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(data);
+    Py_ssize_t n = PyBytes_GET_SIZE(data), m = PyList_GET_SIZE(offsets);
+    Py_ssize_t *opens = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(3 * m + 1));
+    if (opens == NULL)
+        return PyErr_NoMemory();
+    Py_ssize_t *closes = opens + m, *parents = closes + m;
+    Py_ssize_t count = 0, depth = 0;
+    int balanced = 1;
+    PyObject *out = NULL, *lists[3] = {NULL, NULL, NULL};
+    Py_ssize_t *stk = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(m + 1)); /* the open pairs */
+    if (stk == NULL) {
+        PyMem_Free(opens);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_ssize_t at = PyLong_AsSsize_t(PyList_GET_ITEM(offsets, k));
+        if (at == -1 && PyErr_Occurred())
+            goto done;
+        if (at < 0 || at >= n) {
+            PyErr_SetString(PyExc_IndexError, "brace_pairs: offset outside the data");
+            goto done;
+        }
+        if (d[at] == '{') {
+            parents[count] = depth ? stk[depth - 1] : -1;
+            stk[depth++] = count;
+            opens[count] = at;
+            closes[count++] = n;
+        } else if (depth) {
+            closes[stk[--depth]] = at;
+        } else {
+            balanced = 0;
+            break;
+        }
+    }
+    if (depth)
+        balanced = 0;
+    const Py_ssize_t *columns[3] = {opens, closes, parents};
+    for (int c = 0; c < 3; c++) {
+        if ((lists[c] = PyList_New(count)) == NULL)
+            goto done;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *o = PyLong_FromSsize_t(columns[c][i]);
+            if (o == NULL)
+                goto done;
+            PyList_SET_ITEM(lists[c], i, o);
+        }
+    }
+    out = Py_BuildValue("(NNNO)", lists[0], lists[1], lists[2], balanced ? Py_True : Py_False);
+    lists[0] = lists[1] = lists[2] = NULL;
+done:
+    for (int c = 0; c < 3; c++)
+        Py_XDECREF(lists[c]);
+    PyMem_Free(opens);
+    PyMem_Free(stk);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, prefixes_table, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
     {"line_starts", line_starts, METH_O, "line_starts(data) -> offsets where each line starts"},
@@ -1436,6 +1778,8 @@ static PyMethodDef methods[] = {
     {"lane_math", lane_math, METH_O, "lane_math(data) -> where the first lane-math trigger matches, or -1"},
     {"cmake_parse", cmake_parse, METH_VARARGS,
      "cmake_parse(data, command_type, arg_type) -> (commands, comments), as parse.cmake.parse"},
+    {"brace_pairs", brace_pairs, METH_VARARGS,
+     "brace_pairs(data, offsets) -> (opens, closes, parents, balanced), as parse.braces.Braces"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1447,7 +1791,20 @@ PyMODINIT_FUNC PyInit__scan(void) {
     QUALIFIED = PyUnicode_InternFromString("qualified");
     PASTED = PyUnicode_InternFromString("pasted");
     PLAIN = PyUnicode_InternFromString("");
-    if (!MEMBER || !QUALIFIED || !PASTED || !PLAIN)
+    if (!MEMBER || !QUALIFIED || !PASTED || !PLAIN || PyType_Ready(&RegionsType) < 0)
         return NULL;
-    return PyModule_Create(&module);
+    for (int k = 0; k < REGION_ANSWERS; k++) {
+        if ((REGION_NAMES[k] = PyUnicode_InternFromString(regions_methods[k].ml_name)) == NULL)
+            return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&RegionsType);
+    if (PyModule_AddObject(m, "Regions", (PyObject *)&RegionsType) < 0) {
+        Py_DECREF(&RegionsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -15,7 +15,7 @@ import weakref
 
 from hipport import regexes
 from hipport.parse import WORD_BYTES
-from hipport.parse.lexer import Lexed
+from hipport.parse.lexer import Lexed, _scan
 
 BLOCK, LINKAGE, SCOPE = "block", "linkage", "scope"
 
@@ -41,26 +41,9 @@ class Braces:
         # A weak reference: the Lexed keeps this object (Lexed.braces), and a cycle would keep
         # the file's tokens alive until the garbage collector's pass.
         self._lexed = weakref.proxy(lexed)
-        data = lexed.data
-        self.opens: list[int] = []
-        self.closes: list[int] = []
-        self.parents: list[int] = []
-        self.balanced = True
-        stack: list[int] = []
-        for at in lexed.code_braces():
-            if data[at] == 0x7B:  # {
-                self.parents.append(stack[-1] if stack else -1)
-                stack.append(len(self.opens))
-                self.opens.append(at)
-                self.closes.append(len(data))
-            elif stack:
-                self.closes[stack.pop()] = at
-            else:
-                self.balanced = False
-                break
-        if stack:
-            self.balanced = False
         self._kinds: dict[int, str] = {}
+        pairs = _scan.brace_pairs if _scan is not None else pair_braces
+        self.opens, self.closes, self.parents, self.balanced = pairs(lexed.data, lexed.code_braces())
 
     def innermost(self, offset: int) -> int:
         """Index of the innermost brace pair holding `offset`; -1 at file scope."""
@@ -150,6 +133,27 @@ class Braces:
             if i < 0 or at >= len(lexed.data):
                 return at
             offset = lexed.directive_ends[i] + 1
+
+
+def pair_braces(data: bytes, offsets: list[int]) -> tuple[list[int], list[int], list[int], bool]:
+    """(opens, closes, parents, balanced) of the braces at `offsets`: pair i opens at opens[i],
+    closes at closes[i] (the data's end if never) and sits in pair parents[i] (-1: none).
+    Pairing stops at a `}` that closes nothing. _scan.brace_pairs is the same in C."""
+    opens: list[int] = []
+    closes: list[int] = []
+    parents: list[int] = []
+    stack: list[int] = []
+    for at in offsets:
+        if data[at] == 0x7B:  # {
+            parents.append(stack[-1] if stack else -1)
+            stack.append(len(opens))
+            opens.append(at)
+            closes.append(len(data))
+        elif stack:
+            closes[stack.pop()] = at
+        else:
+            return opens, closes, parents, False
+    return opens, closes, parents, not stack
 
 
 def word_before(data: bytes, end: int, span: int = 64) -> tuple[int, bytes]:

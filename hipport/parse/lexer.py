@@ -25,7 +25,11 @@ from hipport.tuples import NamedTuple
 # What hipport calls in the C scanner: one built from an older _scan.c (an editable install
 # not built again since) lacks some, and is then not used at all, as if none were built.
 SCANNER_FUNCTIONS = ("scan", "line_starts", "directive_records", "words_table", "words_found",
-                     "words_at", "define_records", "lane_math", "cmake_parse")
+                     "words_at", "define_records", "lane_math", "cmake_parse", "Regions", "brace_pairs")
+# Lexed's questions about where an offset sits, which _scan.Regions answers in C: bound on each
+# Lexed the scanner makes, in place of the Python methods (the reference).
+REGION_METHODS = ("previous_code", "next_code", "directive_at", "in_directive", "in_comment_or_string",
+                  "in_plain_code")
 
 
 def complete_scanner(module):
@@ -448,7 +452,9 @@ class Lexer:
         ids, comments, strings, raw, braces, words, contexts = _scan.scan(data, self._prefix_table, Token)
         directives = _scan.directive_records(data, raw, Directive)  # _directives, in C
         out = Lexed(data, ids, comments, strings, directives, contexts, brace_offsets=braces)
-        out.__dict__["words"] = words  # the cached_property's value, made by the scanner
+        known = out.__dict__
+        known["words"] = words  # the cached_property's value, made by the scanner
+        _scan.Regions(data, comments, strings, directives).bind(known)  # REGION_METHODS, in C
         return out
 
     def regex_scan(self, data: bytes) -> tuple[list, list, list, list]:
