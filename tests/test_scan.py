@@ -508,11 +508,20 @@ def test_regions_sort_spans_given_out_of_order_as_lexed_does():
 def test_brace_pairs_in_c_as_in_python(data, draw):
     offsets = [i for i, c in enumerate(data) if c in b"{}"]
     offsets = draw.draw(st.sampled_from([offsets, offsets[::2], offsets[1:]]))
-    assert lexer._scan.brace_pairs(data, offsets) == braces.pair_braces(data, offsets)
+    *pairs, innermost = lexer._scan.brace_pairs(data, offsets)
+    assert tuple(pairs) == braces.pair_braces(data, offsets)
+    reference = braces.Braces.__new__(braces.Braces)  # innermost() reads nothing else
+    reference.opens, reference.closes, reference.parents, _ = pairs
+    assert [innermost(at) for at in range(-1, len(data) + 2)] == \
+        [braces.Braces.innermost(reference, at) for at in range(-1, len(data) + 2)]
 
 
 @needs_scanner
 def test_brace_pairs_refuse_an_offset_outside_the_data():
     with pytest.raises(IndexError):
         lexer._scan.brace_pairs(b"{}", [0, 2])
-    assert lexer._scan.brace_pairs(b"{x{}", [0, 2, 3]) == ([0, 2], [4, 3], [-1, 0], False)
+    *pairs, innermost = lexer._scan.brace_pairs(b"{x{}", [0, 2, 3])
+    assert pairs == [[0, 2], [4, 3], [-1, 0], False]
+    assert [innermost(at) for at in range(5)] == [0, 0, 1, 1, 0]
+    with pytest.raises(TypeError):
+        innermost(None)

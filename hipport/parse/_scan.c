@@ -40,7 +40,8 @@
  * on a directive line, the code before or after it), Lexed's methods of those names in C;
  * Lexer.lex binds them on each Lexed it makes (see the section below).
  *
- * brace_pairs(data, offsets) -> (opens, closes, parents, balanced): parse.braces.pair_braces.
+ * brace_pairs(data, offsets) -> (opens, closes, parents, balanced, innermost):
+ * parse.braces.pair_braces, and Braces.innermost over the pairs as a bound method in C.
  *
  * Each step mirrors one alternative of the regex, in the regex's order; the Python regex
  * stays the reference (and the fallback where this module is not built), and the test suite
@@ -1701,8 +1702,44 @@ static PyTypeObject RegionsType = {
     .tp_new = regions_new,
 };
 
-/* brace_pairs(data, offsets) -> (opens, closes, parents, balanced): parse.braces.Braces'
- * pairing of the code's `{` and `}` offsets, in C. An unclosed `{` closes at the data's end. */
+/* brace_pairs(data, offsets) -> (opens, closes, parents, balanced, innermost): parse.braces'
+ * pairing of the code's `{` and `}` offsets (pair_braces, the reference), and Braces.innermost
+ * over those pairs, as a method of an object that keeps them as arrays (Braces binds it: the
+ * rules ask tens of thousands of times a run). An unclosed `{` closes at the data's end. */
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t *opens, *closes, *parents, count;
+} Pairs;
+
+static void pairs_dealloc(Pairs *p) {
+    PyMem_Free(p->opens);
+    Py_TYPE(p)->tp_free((PyObject *)p);
+}
+
+static PyObject *pairs_innermost(Pairs *p, PyObject *arg) {
+    Py_ssize_t offset;
+    if (offset_arg(arg, &offset) < 0)
+        return NULL;
+    Py_ssize_t i = after(p->opens, p->count, offset) - 1;
+    while (i >= 0 && p->closes[i] < offset)
+        i = p->parents[i];
+    return PyLong_FromSsize_t(i);
+}
+
+static PyMethodDef pairs_methods[] = {
+    {"innermost", (PyCFunction)pairs_innermost, METH_O, "parse.braces.Braces.innermost"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PairsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hipport.parse._scan.Pairs",
+    .tp_basicsize = sizeof(Pairs),
+    .tp_dealloc = (destructor)pairs_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "brace pairs as arrays (made by brace_pairs)",
+    .tp_methods = pairs_methods,
+};
+
 static PyObject *brace_pairs(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *data, *offsets;
@@ -1710,18 +1747,23 @@ static PyObject *brace_pairs(PyObject *self, PyObject *args) {
         return NULL;
     const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(data);
     Py_ssize_t n = PyBytes_GET_SIZE(data), m = PyList_GET_SIZE(offsets);
-    Py_ssize_t *opens = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(3 * m + 1));
-    if (opens == NULL)
+    Pairs *pairs = PyObject_New(Pairs, &PairsType);
+    if (pairs == NULL)
+        return NULL;
+    pairs->count = 0;
+    pairs->opens = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(3 * m + 1));
+    Py_ssize_t *stack = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(m + 1)); /* the open pairs */
+    if (pairs->opens == NULL || stack == NULL) {
+        PyMem_Free(stack);
+        Py_DECREF(pairs);
         return PyErr_NoMemory();
-    Py_ssize_t *closes = opens + m, *parents = closes + m;
+    }
+    Py_ssize_t *opens = pairs->opens, *closes = opens + m, *parents = closes + m;
+    pairs->closes = closes;
+    pairs->parents = parents;
     Py_ssize_t count = 0, depth = 0;
     int balanced = 1;
     PyObject *out = NULL, *lists[3] = {NULL, NULL, NULL};
-    Py_ssize_t *stk = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(m + 1)); /* the open pairs */
-    if (stk == NULL) {
-        PyMem_Free(opens);
-        return PyErr_NoMemory();
-    }
     for (Py_ssize_t k = 0; k < m; k++) {
         Py_ssize_t at = PyLong_AsSsize_t(PyList_GET_ITEM(offsets, k));
         if (at == -1 && PyErr_Occurred())
@@ -1731,12 +1773,12 @@ static PyObject *brace_pairs(PyObject *self, PyObject *args) {
             goto done;
         }
         if (d[at] == '{') {
-            parents[count] = depth ? stk[depth - 1] : -1;
-            stk[depth++] = count;
+            parents[count] = depth ? stack[depth - 1] : -1;
+            stack[depth++] = count;
             opens[count] = at;
             closes[count++] = n;
         } else if (depth) {
-            closes[stk[--depth]] = at;
+            closes[stack[--depth]] = at;
         } else {
             balanced = 0;
             break;
@@ -1744,6 +1786,7 @@ static PyObject *brace_pairs(PyObject *self, PyObject *args) {
     }
     if (depth)
         balanced = 0;
+    pairs->count = count;
     const Py_ssize_t *columns[3] = {opens, closes, parents};
     for (int c = 0; c < 3; c++) {
         if ((lists[c] = PyList_New(count)) == NULL)
@@ -1755,13 +1798,16 @@ static PyObject *brace_pairs(PyObject *self, PyObject *args) {
             PyList_SET_ITEM(lists[c], i, o);
         }
     }
-    out = Py_BuildValue("(NNNO)", lists[0], lists[1], lists[2], balanced ? Py_True : Py_False);
+    PyObject *innermost = PyCFunction_NewEx(&pairs_methods[0], (PyObject *)pairs, NULL);
+    if (innermost == NULL)
+        goto done;
+    out = Py_BuildValue("(NNNON)", lists[0], lists[1], lists[2], balanced ? Py_True : Py_False, innermost);
     lists[0] = lists[1] = lists[2] = NULL;
 done:
     for (int c = 0; c < 3; c++)
         Py_XDECREF(lists[c]);
-    PyMem_Free(opens);
-    PyMem_Free(stk);
+    PyMem_Free(stack);
+    Py_DECREF(pairs); /* the bound method keeps it */
     return out;
 }
 
@@ -1779,7 +1825,7 @@ static PyMethodDef methods[] = {
     {"cmake_parse", cmake_parse, METH_VARARGS,
      "cmake_parse(data, command_type, arg_type) -> (commands, comments), as parse.cmake.parse"},
     {"brace_pairs", brace_pairs, METH_VARARGS,
-     "brace_pairs(data, offsets) -> (opens, closes, parents, balanced), as parse.braces.Braces"},
+     "brace_pairs(data, offsets) -> (opens, closes, parents, balanced, innermost), as parse.braces"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1791,7 +1837,8 @@ PyMODINIT_FUNC PyInit__scan(void) {
     QUALIFIED = PyUnicode_InternFromString("qualified");
     PASTED = PyUnicode_InternFromString("pasted");
     PLAIN = PyUnicode_InternFromString("");
-    if (!MEMBER || !QUALIFIED || !PASTED || !PLAIN || PyType_Ready(&RegionsType) < 0)
+    if (!MEMBER || !QUALIFIED || !PASTED || !PLAIN || PyType_Ready(&RegionsType) < 0
+        || PyType_Ready(&PairsType) < 0)
         return NULL;
     for (int k = 0; k < REGION_ANSWERS; k++) {
         if ((REGION_NAMES[k] = PyUnicode_InternFromString(regions_methods[k].ml_name)) == NULL)

@@ -42,8 +42,11 @@ class Braces:
         # the file's tokens alive until the garbage collector's pass.
         self._lexed = weakref.proxy(lexed)
         self._kinds: dict[int, str] = {}
-        pairs = _scan.brace_pairs if _scan is not None else pair_braces
-        self.opens, self.closes, self.parents, self.balanced = pairs(lexed.data, lexed.code_braces())
+        if _scan is not None:  # innermost() too, in C (asked tens of thousands of times a run)
+            self.opens, self.closes, self.parents, self.balanced, self.innermost = _scan.brace_pairs(
+                lexed.data, lexed.code_braces())
+        else:
+            self.opens, self.closes, self.parents, self.balanced = pair_braces(lexed.data, lexed.code_braces())
 
     def innermost(self, offset: int) -> int:
         """Index of the innermost brace pair holding `offset`; -1 at file scope."""

@@ -109,8 +109,10 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
 
 def _table_words(ctx) -> list[str]:
     """The distinct candidate words of the file that the tables know (once per file)."""
-    return sx.memo(ctx, "api_tables.table_words",
-                   lambda c: [w for w in set(c.lexed.words) if w in c.mappings.entries.keys()])
+    def compute(c):
+        known = c.mappings.entries.keys()  # a view that tests membership in C, made once
+        return [w for w in set(c.lexed.words) if w in known]
+    return sx.memo(ctx, "api_tables.table_words", compute)
 
 
 def table_name_uses(ctx, wanted: Callable[[Mappings, str, Entry], bool]) -> list[tuple[int, int, str, Entry]]:
