@@ -112,9 +112,22 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
                     declared or (lambda: user_declared(data, lexed.identifiers)))
     new_edit = tuple.__new__  # Edit(...) without the NamedTuple's Python-level __new__: an edit per name
     contexts = lexed.contexts  # the scanner's, for every name (_context finds what it lacks)
+    plain = _answers(mappings, "names.plain")
     for tok, word in wanted:
         if tok.start in own:
             continue
+        made = plain.get(word)
+        if made is None:
+            made = plain[word] = _plain_rename(mappings, word, parts)
+        if made:  # most uses: a mapped name standing alone, renamed as the table says
+            context = contexts.get(tok.start)
+            if context is None:
+                context = _context(lexed, tok.start, tok.end)
+            if not context:
+                edits.append(new_edit(Edit, (tok.start, tok.end, made[0], made[1], word)))
+                continue
+            if context != "qualified":
+                continue
         key = word  # the table row: a qualified one (`thrust::cuda::par`) where the code says so
         new = names.get(word)
         context = contexts.get(tok.start)
@@ -171,6 +184,20 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     return Renamed(edits, unmapped, notes)
 
 
+def _plain_rename(mappings: Mappings, word: str, parts: dict) -> tuple[bytes, str] | bool:
+    """The edit's bytes and library for `word` where it stands unqualified in code, when the
+    loop below would make them from the table row of that name alone: it is mapped to another
+    name, no transform rewrites its call, and it starts no qualified row. False otherwise."""
+    new = mappings.names.get(word)
+    if new is None or new == word or word in mappings.transforms or word in _qualified_rows(mappings).prefixes:
+        return False
+    made = parts.get((word, new))
+    if made is None:
+        entry = mappings.lookup(word)
+        made = parts[(word, new)] = (new.encode("ascii"), entry.library if entry else "")
+    return made
+
+
 def _qualified(lexed: Lexed, start: int, word: str, mappings: Mappings) -> tuple[str | None, str | None]:
     """For `q::word`: the qualified table row it matches and the new last word (None when the
     row has no HIP form here); (None, None) when no qualified row matches."""
@@ -207,7 +234,8 @@ def _answers(mappings: Mappings, name: str) -> dict:
     """A table of the renamer's answers kept with `mappings`, filled as names come: answered
     once per name, not once per use. "names.looked-at": word -> whether the renamer looks at
     it wherever it stands (mapped, transformed or CUDA-looking); "names.edit-parts": (table
-    row, new name) -> the edit's bytes and the row's library."""
+    row, new name) -> the edit's bytes and the row's library; "names.plain": word -> those
+    bytes and library where the name alone decides them (_plain_rename), else False."""
     answers = mappings.memo.setdefault(name, {})
     if len(answers) > _MAX_ANSWERS:
         answers.clear()
