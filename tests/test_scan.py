@@ -372,7 +372,8 @@ def test_a_scanner_built_from_an_older_source_is_not_used():
     import types
 
     source = (Path(lexer.__file__).parent / "_scan.c").read_text()
-    functions = set(re.findall(r'\{"(\w+)", \w+, METH_', source))
+    table = source[source.index("static PyMethodDef methods[] = {"):]
+    functions = set(re.findall(r'\{"(\w+)", [^{}]*?METH_', table[: table.index("};")]))
     types_ = set(re.findall(r'PyModule_AddObject\(m, "(\w+)"', source))  # Regions
     assert functions | types_ == set(lexer.SCANNER_FUNCTIONS)
     full = types.SimpleNamespace(**{name: len for name in lexer.SCANNER_FUNCTIONS})
@@ -430,8 +431,10 @@ def _regions_agree(data: bytes, offsets) -> bool:
     own Python methods: the same answers (and the same IndexError past the data's end)."""
     fast = LEXER.lex(data)
     slow = Lexed(data, fast.identifiers, fast.comments, fast.strings, fast.directives)
+    brackets = [lambda lexed, at: lexed.match_back(at, b"[", b"]"), lambda lexed, at: lexed.match_back(at, b"{", b"}")]
     return all(_outcome(getattr(fast, name), at) == _outcome(getattr(slow, name), at)
-               for name in lexer.REGION_METHODS for at in offsets)
+               for name in lexer.REGION_METHODS for at in offsets) and \
+        all(ask(fast, at) == ask(slow, at) for ask in brackets for at in offsets)
 
 
 @needs_scanner
@@ -525,3 +528,23 @@ def test_brace_pairs_refuse_an_offset_outside_the_data():
     assert [innermost(at) for at in range(5)] == [0, 0, 1, 1, 0]
     with pytest.raises(TypeError):
         innermost(None)
+
+
+@needs_scanner
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([b" ", b"\t", b"\n", b"\r", b"a", b"_", b"1", b"(", b"\xff", b"$", b"ab c"]),
+                max_size=30).map(b"".join), st.integers(-4, 40), st.sampled_from([0, 1, 3, 8, 64, 100]))
+def test_word_before_in_c_as_in_python(data, end, span):
+    assert lexer._scan.word_before(data, end, span) == braces.python_word_before(data, end, span)
+    assert lexer._scan.word_before(data, end) == braces.python_word_before(data, end)
+
+
+@needs_scanner
+def test_match_back_takes_single_bytes():
+    lexed = LEXER.lex(b"f(a[1]) // )\n")
+    assert lexed.match_back(6) == 1 and lexed.match_back(5, b"[", b"]") == 3
+    assert lexed.match_back(11) == 1 and lexed.match_back(0) is None  # the comment's `)` is passed over
+    with pytest.raises(ValueError):
+        lexed.match_back(6, b"((", b")")
+    with pytest.raises(TypeError):
+        lexed.match_back()

@@ -40,6 +40,8 @@
  * on a directive line, the code before or after it), Lexed's methods of those names in C;
  * Lexer.lex binds them on each Lexed it makes (see the section below).
  *
+ * word_before(data, end, span) -> (start, word): parse.braces.python_word_before.
+ *
  * brace_pairs(data, offsets) -> (opens, closes, parents, balanced, innermost):
  * parse.braces.pair_braces, and Braces.innermost over the pairs as a bound method in C.
  *
@@ -1436,7 +1438,8 @@ fail:
  * arrays by bisection in C. Each method is step for step its Python namesake on Lexed, which
  * stays the reference (and the fallback), and binds in its place on the scanner's Lexed:
  *   previous_code(offset), next_code(offset), directive_at(offset), in_directive(offset),
- *   in_comment_or_string(offset), in_plain_code(offset); bind(namespace) puts them in a dict.
+ *   in_comment_or_string(offset), in_plain_code(offset), code_before(offset),
+ *   match_back(close[, opener, closer]); bind(namespace) puts them in a dict.
  * comments and strings are lists of (start, end); directives Directive records, whose line
  * ends (continuations followed, as Lexed.directive_ends) are worked out here. */
 typedef struct {
@@ -1595,22 +1598,31 @@ static int offset_arg(PyObject *arg, Py_ssize_t *offset) {
     return *offset == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-static PyObject *regions_previous_code(Regions *r, PyObject *arg) {
-    Py_ssize_t offset;
-    if (offset_arg(arg, &offset) < 0)
-        return NULL;
-    if (offset > r->n) {
-        PyErr_SetString(PyExc_IndexError, "previous_code: offset past the data");
-        return NULL;
-    }
+/* previous_code for an offset in 0..n (the callers check). */
+static Py_ssize_t code_end_before(const Regions *r, Py_ssize_t offset) {
     for (;;) {
         while (offset > 0 && is_gap(r->d[offset - 1]))
             offset--;
         Py_ssize_t i = after(r->cs, r->nc, offset - 1) - 1;
         if (offset == 0 || i < 0 || r->ce[i] < offset)
-            return PyLong_FromSsize_t(offset);
+            return offset;
         offset = r->cs[i];
     }
+}
+
+static int offset_in_data(const Regions *r, PyObject *arg, Py_ssize_t *offset) {
+    if (offset_arg(arg, offset) < 0)
+        return -1;
+    if (*offset > r->n) { /* where Python's data[offset - 1] raises */
+        PyErr_SetString(PyExc_IndexError, "offset past the data");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *regions_previous_code(Regions *r, PyObject *arg) {
+    Py_ssize_t offset;
+    return offset_in_data(r, arg, &offset) < 0 ? NULL : PyLong_FromSsize_t(code_end_before(r, offset));
 }
 
 static PyObject *regions_next_code(Regions *r, PyObject *arg) {
@@ -1653,6 +1665,52 @@ static PyObject *regions_in_comment_or_string(Regions *r, PyObject *arg) {
     return offset_arg(arg, &offset) < 0 ? NULL : PyBool_FromLong(skipped(r, offset));
 }
 
+static PyObject *regions_code_before(Regions *r, PyObject *arg) {
+    Py_ssize_t offset, i;
+    if (offset_in_data(r, arg, &offset) < 0)
+        return NULL;
+    Py_ssize_t end = code_end_before(r, offset);
+    while (end > 0 && (i = directive_index(r, end - 1)) >= 0)
+        end = code_end_before(r, r->ds[i] < 0 ? 0 : r->ds[i] > r->n ? r->n : r->ds[i]);
+    return PyLong_FromSsize_t(end);
+}
+
+static int one_byte(PyObject *o, unsigned char *c) {
+    if (!PyBytes_Check(o) || PyBytes_GET_SIZE(o) != 1) {
+        PyErr_SetString(PyExc_ValueError, "match_back: opener and closer are single bytes");
+        return -1;
+    }
+    *c = (unsigned char)PyBytes_AS_STRING(o)[0];
+    return 0;
+}
+
+static PyObject *regions_match_back(Regions *r, PyObject *const *args, Py_ssize_t nargs) {
+    unsigned char open = '(', close_byte = ')';
+    Py_ssize_t close;
+    if (nargs < 1 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "match_back(close, opener=b'(', closer=b')')");
+        return NULL;
+    }
+    if (offset_arg(args[0], &close) < 0 || (nargs > 1 && one_byte(args[1], &open) < 0)
+        || (nargs > 2 && one_byte(args[2], &close_byte) < 0))
+        return NULL;
+    /* data.rfind(...) between floor and at, as Python bounds a slice */
+    Py_ssize_t floor = close - 4096 > 0 ? close - 4096 : 0, at = close + 1, depth = 0;
+    if (at < 0)
+        at = at + r->n < 0 ? 0 : at + r->n;
+    if (at > r->n)
+        at = r->n;
+    while (--at >= floor) {
+        unsigned char c = r->d[at];
+        if ((c != open && c != close_byte) || skipped(r, at))
+            continue;
+        depth += c == close_byte ? 1 : -1;
+        if (depth == 0)
+            return PyLong_FromSsize_t(at);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *regions_in_plain_code(Regions *r, PyObject *arg) {
     Py_ssize_t offset;
     if (offset_arg(arg, &offset) < 0)
@@ -1660,7 +1718,7 @@ static PyObject *regions_in_plain_code(Regions *r, PyObject *arg) {
     return PyBool_FromLong(!skipped(r, offset) && directive_index(r, offset) < 0);
 }
 
-#define REGION_ANSWERS 6 /* the methods that answer for Lexed: the table's first entries */
+#define REGION_ANSWERS 8 /* the methods that answer for Lexed: the table's first entries */
 static PyObject *regions_bind(Regions *r, PyObject *namespace);
 
 static PyMethodDef regions_methods[] = {
@@ -1670,6 +1728,8 @@ static PyMethodDef regions_methods[] = {
     {"in_directive", (PyCFunction)regions_in_directive, METH_O, "Lexed.in_directive"},
     {"in_comment_or_string", (PyCFunction)regions_in_comment_or_string, METH_O, "Lexed.in_comment_or_string"},
     {"in_plain_code", (PyCFunction)regions_in_plain_code, METH_O, "Lexed.in_plain_code"},
+    {"code_before", (PyCFunction)regions_code_before, METH_O, "Lexed.code_before"},
+    {"match_back", (PyCFunction)(void (*)(void))regions_match_back, METH_FASTCALL, "Lexed.match_back"},
     {"bind", (PyCFunction)regions_bind, METH_O,
      "bind(namespace): each method above into the dict `namespace` (a Lexed's __dict__), by its name"},
     {NULL, NULL, 0, NULL},
@@ -1811,6 +1871,30 @@ done:
     return out;
 }
 
+/* word_before(data, end, span) -> (start, word): parse.braces.python_word_before in C, with
+ * Python's slice bounds for data[max(0, end - span):end]. */
+static PyObject *word_before(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    Py_ssize_t end, span = 64;
+    if (nargs < 2 || nargs > 3 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "word_before(data: bytes, end, span=64)");
+        return NULL;
+    }
+    if (offset_arg(args[1], &end) < 0 || (nargs > 2 && offset_arg(args[2], &span) < 0))
+        return NULL;
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    Py_ssize_t n = PyBytes_GET_SIZE(args[0]), start = end - span > 0 ? end - span : 0;
+    Py_ssize_t lo = start > n ? n : start, hi = end < 0 ? (end + n < 0 ? 0 : end + n) : (end > n ? n : end);
+    if (hi < lo)
+        hi = lo;
+    while (hi > lo && (d[hi - 1] == ' ' || d[hi - 1] == '\t' || d[hi - 1] == '\r' || d[hi - 1] == '\n'))
+        hi--;
+    Py_ssize_t w = hi;
+    while (w > lo && (CLASS[d[w - 1]] & C_WORD))
+        w--;
+    return Py_BuildValue("(ny#)", start + (hi - lo) - (hi - w), (const char *)d + w, hi - w);
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, prefixes_table, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
     {"line_starts", line_starts, METH_O, "line_starts(data) -> offsets where each line starts"},
@@ -1824,6 +1908,8 @@ static PyMethodDef methods[] = {
     {"lane_math", lane_math, METH_O, "lane_math(data) -> where the first lane-math trigger matches, or -1"},
     {"cmake_parse", cmake_parse, METH_VARARGS,
      "cmake_parse(data, command_type, arg_type) -> (commands, comments), as parse.cmake.parse"},
+    {"word_before", (PyCFunction)(void (*)(void))word_before, METH_FASTCALL,
+     "word_before(data, end, span=64) -> (start, word), as parse.braces.python_word_before"},
     {"brace_pairs", brace_pairs, METH_VARARGS,
      "brace_pairs(data, offsets) -> (opens, closes, parents, balanced, innermost), as parse.braces"},
     {NULL, NULL, 0, NULL},

@@ -118,13 +118,8 @@ class Braces:
         return BLOCK if b"enum" in head and _ENUM.search(head) else SCOPE
 
     def code_before(self, offset: int) -> int:
-        """End of the last code byte before `offset`, stepping over comments and directive
-        lines (`#pragma omp parallel` before a block)."""
-        lexed = self._lexed
-        end = lexed.previous_code(offset)
-        while end > 0 and (i := lexed.directive_at(end - 1)) >= 0:
-            end = lexed.previous_code(lexed.directives[i].start)
-        return end
+        """Lexed.code_before: the end of the last code byte before `offset`."""
+        return self._lexed.code_before(offset)
 
     def code_after(self, offset: int) -> int:
         """Start of the first code byte at or after `offset`, stepping over comments and
@@ -159,13 +154,16 @@ def pair_braces(data: bytes, offsets: list[int]) -> tuple[list[int], list[int], 
     return opens, closes, parents, not stack
 
 
-def word_before(data: bytes, end: int, span: int = 64) -> tuple[int, bytes]:
+def python_word_before(data: bytes, end: int, span: int = 64) -> tuple[int, bytes]:
     """The word (`\\w+`) ending at `end` once spaces before `end` are skipped, and its start;
     b"" when none. Looks back `span` bytes at most."""
     start = max(0, end - span)
     seg = data[start:end].rstrip(b" \t\r\n")
     word = seg[len(seg.rstrip(WORD_BYTES)):]
     return start + len(seg) - len(word), word
+
+
+word_before = _scan.word_before if _scan is not None else python_word_before  # C: 5,700 calls a port
 
 
 def tail_after(data: bytes, end: int, span: int, stops: bytes) -> bytes:
@@ -175,16 +173,5 @@ def tail_after(data: bytes, end: int, span: int, stops: bytes) -> bytes:
 
 
 def match_back(lexed: Lexed, close: int, opener: bytes = b"(", closer: bytes = b")") -> int | None:
-    """Offset of the `opener` matching the `closer` at `close`, looking back at most 4 KiB and
-    skipping brackets in comments and literals; None if unmatched there."""
-    data, depth, at = lexed.data, 0, close + 1
-    floor = max(0, close - 4096)
-    while True:
-        at = max(data.rfind(opener, floor, at), data.rfind(closer, floor, at))
-        if at < 0:
-            return None
-        if lexed.in_comment_or_string(at):
-            continue
-        depth += 1 if data[at : at + 1] == closer else -1
-        if depth == 0:
-            return at
+    """Lexed.match_back: the `opener` matching the `closer` at `close` (4 KiB back at most)."""
+    return lexed.match_back(close, opener, closer)

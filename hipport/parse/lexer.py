@@ -25,11 +25,12 @@ from hipport.tuples import NamedTuple
 # What hipport calls in the C scanner: one built from an older _scan.c (an editable install
 # not built again since) lacks some, and is then not used at all, as if none were built.
 SCANNER_FUNCTIONS = ("scan", "line_starts", "directive_records", "words_table", "words_found",
-                     "words_at", "define_records", "lane_math", "cmake_parse", "Regions", "brace_pairs")
+                     "words_at", "define_records", "lane_math", "cmake_parse", "Regions", "brace_pairs",
+                     "word_before")
 # Lexed's questions about where an offset sits, which _scan.Regions answers in C: bound on each
 # Lexed the scanner makes, in place of the Python methods (the reference).
 REGION_METHODS = ("previous_code", "next_code", "directive_at", "in_directive", "in_comment_or_string",
-                  "in_plain_code")
+                  "in_plain_code", "code_before", "match_back")
 
 
 def complete_scanner(module):
@@ -264,6 +265,29 @@ class Lexed:
             if i == len(starts) or starts[i] != offset:
                 return offset
             offset = self.comments[i][1]
+
+    def code_before(self, offset: int) -> int:
+        """End of the last code byte before `offset`, stepping over comments and directive
+        lines (`#pragma omp parallel` before a block)."""
+        end = self.previous_code(offset)
+        while end > 0 and (i := self.directive_at(end - 1)) >= 0:
+            end = self.previous_code(self.directives[i].start)
+        return end
+
+    def match_back(self, close: int, opener: bytes = b"(", closer: bytes = b")") -> int | None:
+        """Offset of the `opener` matching the `closer` at `close`, looking back at most 4 KiB
+        and skipping brackets in comments and literals; None if unmatched there."""
+        data, depth, at = self.data, 0, close + 1
+        floor = max(0, close - 4096)
+        while True:
+            at = max(data.rfind(opener, floor, at), data.rfind(closer, floor, at))
+            if at < 0:
+                return None
+            if self.in_comment_or_string(at):
+                continue
+            depth += 1 if data[at : at + 1] == closer else -1
+            if depth == 0:
+                return at
 
     def find_in_code(self, byte: bytes, start: int) -> int:
         """The first `byte` at or after `start` that is not in a comment or a literal; -1."""
