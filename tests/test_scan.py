@@ -548,3 +548,14 @@ def test_match_back_takes_single_bytes():
         lexed.match_back(6, b"((", b")")
     with pytest.raises(TypeError):
         lexed.match_back()
+
+
+def test_braces_without_the_scanner_pair_as_with_it(monkeypatch):
+    data = b"namespace a { void f() { if (x) { } } }\n} int g() { return 1; }\n"
+    lexed = LEXER.lex(data)
+    built = braces.Braces(lexed)
+    monkeypatch.setattr(braces, "_scan", None)
+    python = braces.Braces(lexed)
+    assert (python.opens, python.closes, python.parents, python.balanced) == \
+        (built.opens, built.closes, built.parents, built.balanced) == ([12, 23, 32], [38, 36, 34], [-1, 0, 1], False)
+    assert [python.innermost(at) for at in range(len(data) + 1)] == [built.innermost(at) for at in range(len(data) + 1)]

@@ -457,20 +457,19 @@ static int name_is(const unsigned char *p, Py_ssize_t len, const char *word) {
     return (Py_ssize_t)strlen(word) == len && memcmp(p, word, (size_t)len) == 0;
 }
 
-/* End of the logical line starting at i: backslash-newlines continue it; a `\r` before the
- * newline is not part of it (lexer.logical_end). */
-static Py_ssize_t logical_end(const Scan *s, Py_ssize_t i) {
-    const unsigned char *d = s->d;
+/* lexer.logical_end(data, start, at_newline): where the logical line from `pos` ends (backslash-
+ * newlines continue it), before a `\r`, or with at_newline at its `\n`; n when the data ends first. */
+static Py_ssize_t line_end_from(const unsigned char *d, Py_ssize_t n, Py_ssize_t pos, int at_newline) {
     for (;;) {
-        const unsigned char *nl = memchr(d + i, '\n', (size_t)(s->n - i));
+        const unsigned char *nl = pos < n ? memchr(d + pos, '\n', (size_t)(n - pos)) : NULL;
         if (nl == NULL)
-            return s->n;
+            return n;
         Py_ssize_t at = nl - d, body_end = at > 0 && d[at - 1] == '\r' ? at - 1 : at;
         if (body_end > 0 && d[body_end - 1] == '\\') {
-            i = at + 1;
+            pos = at + 1;
             continue;
         }
-        return body_end;
+        return at_newline ? at : body_end;
     }
 }
 
@@ -481,7 +480,7 @@ static Py_ssize_t directive(Scan *s, Py_ssize_t i, PyObject *strings, PyObject *
     Py_ssize_t n = s->n, start = i, j = i;
     if (d[j] == '\n')
         j++;
-    s->dir_end = logical_end(s, j);
+    s->dir_end = line_end_from(s->d, s->n, j, 0);
     while (j < n && (d[j] == ' ' || d[j] == '\t'))
         j++;
     j++; /* '#' */
@@ -1098,21 +1097,6 @@ static int match_define(const unsigned char *d, Py_ssize_t n, Py_ssize_t i, Py_s
     return 1;
 }
 
-/* lexer.logical_end(data, start, at_newline=True). */
-static Py_ssize_t logical_end_at_newline(const unsigned char *d, Py_ssize_t n, Py_ssize_t pos) {
-    for (;;) {
-        const unsigned char *nl = pos < n ? memchr(d + pos, '\n', (size_t)(n - pos)) : NULL;
-        if (nl == NULL)
-            return n;
-        Py_ssize_t at = nl - d, body_end = at > 0 && d[at - 1] == '\r' ? at - 1 : at;
-        if (body_end > 0 && d[body_end - 1] == '\\') {
-            pos = at + 1;
-            continue;
-        }
-        return at;
-    }
-}
-
 /* `tuple(p.strip() for p in text.split(b",") if p.strip())` of d[a:b]. */
 static PyObject *split_params(const unsigned char *d, Py_ssize_t a, Py_ssize_t b) {
     PyObject *items = PyList_New(0);
@@ -1191,7 +1175,7 @@ static PyObject *define_records(PyObject *self, PyObject *args) {
             continue;
         }
         if (end > 0 && d[end - 1] == '\\')
-            end = logical_end_at_newline(d, n, start);
+            end = line_end_from(d, n, start, 1);
         else if (end < n && d[end] == '\r')
             end++;
         PyObject *items[6] = {word, po >= 0 ? split_params(d, po + 1, me - 1) : (Py_INCREF(Py_None), Py_None),
@@ -1506,21 +1490,6 @@ static void regions_dealloc(Regions *r) {
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
-/* lexer.logical_end(data, start): where the logical line from `start` ends, before a `\r`. */
-static Py_ssize_t logical_line_end(const unsigned char *d, Py_ssize_t n, Py_ssize_t pos) {
-    for (;;) {
-        const unsigned char *nl = pos < n ? memchr(d + pos, '\n', (size_t)(n - pos)) : NULL;
-        if (nl == NULL)
-            return n;
-        Py_ssize_t at = nl - d, body_end = at > 0 && d[at - 1] == '\r' ? at - 1 : at;
-        if (body_end > 0 && d[body_end - 1] == '\\') {
-            pos = at + 1;
-            continue;
-        }
-        return body_end;
-    }
-}
-
 static PyObject *regions_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     PyObject *data, *comments, *strings, *directives;
     static char *kwlist[] = {"data", "comments", "strings", "directives", NULL};
@@ -1579,7 +1548,7 @@ static PyObject *regions_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         if (record_offsets(PyList_GET_ITEM(directives, i), &start, &end) < 0)
             goto fail;
         r->ds[i] = start;
-        r->de[i] = end >= 1 && end <= r->n && r->d[end - 1] == '\\' ? logical_line_end(r->d, r->n, start) : end;
+        r->de[i] = end >= 1 && end <= r->n && r->d[end - 1] == '\\' ? line_end_from(r->d, r->n, start, 0) : end;
     }
     PyMem_Free(spans);
     return (PyObject *)r;

@@ -168,10 +168,7 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
             continue
         if new == word:
             continue  # `par` in `thrust::cuda::par`: only its qualifier changes
-        made = parts.get((key, new))
-        if made is None:
-            entry = mappings.lookup(key)
-            made = parts[(key, new)] = (new.encode("ascii"), entry.library if entry else "")
+        made = _edit_parts(mappings, parts, key, new)
         edits.append(new_edit(Edit, (tok.start, tok.end, made[0], made[1], key)))
     macros = lexed.defined_names if leftovers else frozenset()
     unmapped = []
@@ -191,10 +188,15 @@ def _plain_rename(mappings: Mappings, word: str, parts: dict) -> tuple[bytes, st
     new = mappings.names.get(word)
     if new is None or new == word or word in mappings.transforms or word in _qualified_rows(mappings).prefixes:
         return False
-    made = parts.get((word, new))
+    return _edit_parts(mappings, parts, word, new)
+
+
+def _edit_parts(mappings: Mappings, parts: dict, key: str, new: str) -> tuple[bytes, str]:
+    """The bytes of `new` and the library of table row `key`: an edit's parts, made once."""
+    made = parts.get((key, new))
     if made is None:
-        entry = mappings.lookup(word)
-        made = parts[(word, new)] = (new.encode("ascii"), entry.library if entry else "")
+        entry = mappings.lookup(key)
+        made = parts[(key, new)] = (new.encode("ascii"), entry.library if entry else "")
     return made
 
 
