@@ -88,14 +88,15 @@ class Braces:
     def _judge(self, i: int) -> str | None:
         """kind(i) as the code before the `{` tells it; None for a statement block, which is
         what the pair around it is."""
-        data = self._lexed.data
-        end = self.code_before(self.opens[i])
+        lexed = self._lexed
+        data = lexed.data
+        end = lexed.code_before(self.opens[i])
         before = data[end - 1 : end]
         while before.isalnum() or before == b"_":  # `) const {`, `) override {`
             at, word = word_before(data, end)
             if word not in TRAILING_QUALIFIERS:
                 break
-            end = self.code_before(at)
+            end = lexed.code_before(at)
             before = data[end - 1 : end]
         if before in (b"=", b"]"):
             return BLOCK  # an initializer, a lambda without parameters
@@ -104,10 +105,10 @@ class Braces:
         if before == b"\"":
             return LINKAGE if LINKAGE_HEAD.search(data, max(0, end - 32), end) else SCOPE
         if before == b")":
-            start = match_back(self._lexed, end - 1)
+            start = lexed.match_back(end - 1)
             if start is None:
                 return SCOPE
-            stop = self.code_before(start)
+            stop = lexed.code_before(start)
             if data[stop - 1 : stop] in (b"]", b">", b")"):
                 return BLOCK  # a lambda, a template function, a function pointer's own head
             word = word_before(data, stop)[1]
@@ -117,13 +118,9 @@ class Braces:
         head = tail_after(data, end, 160, b";{}")
         return BLOCK if b"enum" in head and _ENUM.search(head) else SCOPE
 
-    def code_before(self, offset: int) -> int:
-        """Lexed.code_before: the end of the last code byte before `offset`."""
-        return self._lexed.code_before(offset)
-
     def code_after(self, offset: int) -> int:
         """Start of the first code byte at or after `offset`, stepping over comments and
-        directive lines: code_before's other direction."""
+        directive lines: Lexed.code_before's other direction."""
         lexed = self._lexed
         while True:
             at = lexed.next_code(offset)
@@ -170,8 +167,3 @@ def tail_after(data: bytes, end: int, span: int, stops: bytes) -> bytes:
     """The text before `end` (at most `span` bytes) after the last of the `stops` bytes."""
     seg = data[max(0, end - span) : end]
     return seg[max(seg.rfind(c) for c in stops) + 1 :]
-
-
-def match_back(lexed: Lexed, close: int, opener: bytes = b"(", closer: bytes = b")") -> int | None:
-    """Lexed.match_back: the `opener` matching the `closer` at `close` (4 KiB back at most)."""
-    return lexed.match_back(close, opener, closer)

@@ -195,7 +195,7 @@ def certainly_a_member(lexed: Lexed, start: int) -> bool:
     if i < 0 or braces.kind(i) != SCOPE:
         return False
     open_at = braces.opens[i]
-    head_end = braces.code_before(open_at)
+    head_end = lexed.code_before(open_at)
     head = data[lexed.statement_start(head_end) : head_end]
     m = _CLASS_HEAD.search(head)
     if m is None or word_before(head, m.start())[1] == b"enum" or b"#" in head:
@@ -353,11 +353,10 @@ EXPRESSION_KEYWORDS = frozenset({b"return", b"case", b"sizeof", b"new", b"delete
 def may_be_declarator(lexed: Lexed, start: int) -> bool:
     """Whether the identifier at `start` may be the name that a declaration at any scope
     declares (False: certainly a use). A name on a directive line is text to the parser."""
-    braces = lexed.braces
     if lexed.in_directive(start):
         return False
     data = lexed.data
-    end = braces.code_before(start)
+    end = lexed.code_before(start)
     before = data[end - 1 : end]
     if before and before[0] in _NOT_BEFORE_A_DECLARATOR:
         return False

@@ -12,7 +12,7 @@ unpaired braces, a brace pair it cannot name) is "can't tell": the rule asks the
 from __future__ import annotations
 
 from hipport import regexes
-from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, match_back, tail_after, word_before
+from hipport.parse.braces import BLOCK, LINKAGE, TRAILING_QUALIFIERS, tail_after, word_before
 from hipport.parse.declarations import EXPRESSION_KEYWORDS
 from hipport.parse import IS_SPACE_BYTE, IS_WORD_BYTE
 from hipport.rules import _syntax as sx
@@ -93,7 +93,7 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     braces, data = ctx.lexed.braces, ctx.data
     kind = braces.kind(i)
     open_at = braces.opens[i]
-    end = braces.code_before(open_at)
+    end = ctx.lexed.code_before(open_at)
     if kind == LINKAGE:
         return True
     if kind != BLOCK:
@@ -106,7 +106,7 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     if word in _STATEMENT_KEYWORDS:
         return True
     if word == b"try":
-        stop = braces.code_before(at)
+        stop = ctx.lexed.code_before(at)
         if data[stop - 1 : stop] in (b";", b"{", b"}", b":"):
             return True  # a try statement (a function's try block follows its head's `)`)
     if before == b"]":
@@ -120,10 +120,10 @@ def _plain_brace(ctx, i: int, depth: int) -> bool:
     close = word_before(data, close)[0] - 1  # the last byte before the spaces (no word there)
     if data[close : close + 1] != b")":
         return False  # an initializer, an enumerator list, or a head not read here
-    paren = match_back(ctx.lexed, close)
+    paren = ctx.lexed.match_back(close)
     if paren is None:
         return False
-    stop = braces.code_before(paren)
+    stop = ctx.lexed.code_before(paren)
     operator = _OPERATOR_HEAD.search(data, max(0, stop - 32), stop)
     if operator is not None:  # before the lambda test: `operator[](int i)` ends with `]` too
         return _plain_special(ctx, ctx.lexed.statement_start(operator.start()), stop, i, b"operator")
@@ -195,7 +195,7 @@ def _may_call_destructor(ctx, at: int) -> bool:
 
 
 def _plain_lambda(ctx, close_bracket: int, open_at: int) -> bool:
-    start = match_back(ctx.lexed, close_bracket, b"[", b"]")
+    start = ctx.lexed.match_back(close_bracket, b"[", b"]")
     return start is not None and not may_name_device(ctx, start, open_at)
 
 

@@ -111,7 +111,7 @@ def _before(lexed, offset: int) -> tuple[int, bytes]:
     """The code token that ends before `offset` (comments and directive lines stepped over):
     its start and text; (0, b"") at the start of the file."""
     data = lexed.data
-    end = lexed.braces.code_before(offset)
+    end = lexed.code_before(offset)
     if end == 0:
         return 0, b""
     start, word = word_before(data, end)

@@ -11,7 +11,7 @@ import re
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
-from hipport.parse.braces import match_back, word_before
+from hipport.parse.braces import word_before
 from hipport.parse.lexer import _scan
 from hipport.patterns import any_case, leftmost_matches, starts_of
 from hipport.rewrite.calls import parse_call, split_top_level
@@ -1037,19 +1037,20 @@ def _ends_statements(ctx, close: int) -> bool:
     (...)`, `else`, `do`, ... or a plain block. Then no type (`struct {...}`) ends there, and
     the statement after it starts afresh. Anything else (a function or lambda body, a class
     body, unpaired braces): can't tell, False."""
-    braces, data = ctx.lexed.braces, ctx.data
+    lexed, data = ctx.lexed, ctx.data
+    braces = lexed.braces
     if not braces.balanced:
         return False
     i = braces.innermost(close)
     if i < 0 or braces.closes[i] != close:
         return False
-    end = braces.code_before(braces.opens[i])
+    end = lexed.code_before(braces.opens[i])
     before = data[end - 1 : end]
     if before in (b";", b"{", b"}"):
         return True
     if before == b")":
-        paren = match_back(ctx.lexed, end - 1)
-        return paren is not None and word_before(data, braces.code_before(paren))[1] in _STATEMENT_HEADS
+        paren = lexed.match_back(end - 1)
+        return paren is not None and word_before(data, lexed.code_before(paren))[1] in _STATEMENT_HEADS
     return word_before(data, end)[1] in (b"else", b"do")
 
 
