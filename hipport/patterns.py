@@ -90,6 +90,15 @@ def whole_word_starts(data: bytes, word: bytes) -> list[int]:
     return out
 
 
+def python_word_index(data: bytes) -> dict[bytes, list[int]]:
+    """Every run of word bytes (a bytes pattern's `\\w+`) with where it starts, in order: each
+    run is a whole word, so the index answers whole_word_starts for every word at once."""
+    index: dict[bytes, list[int]] = {}
+    for m in re.finditer(rb"\w+", data):  # the fallback's: compiled once, in re's cache
+        index.setdefault(m.group(), []).append(m.start())
+    return index
+
+
 def starts_of(data: bytes, literal: bytes) -> list[int]:
     """Every offset where `literal` starts (overlaps included)."""
     out, at = [], data.find(literal)

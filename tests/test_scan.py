@@ -559,3 +559,57 @@ def test_braces_without_the_scanner_pair_as_with_it(monkeypatch):
     assert (python.opens, python.closes, python.parents, python.balanced) == \
         (built.opens, built.closes, built.parents, built.balanced) == ([12, 23, 32], [38, 36, 34], [-1, 0, 1], False)
     assert [python.innermost(at) for at in range(len(data) + 1)] == [built.innermost(at) for at in range(len(data) + 1)]
+
+
+_WORDISH = st.sampled_from([b"a", b"b", b"ab", b"_", b"0", b" ", b".", b"\xff", b"\x00", b"\n"])
+
+
+@needs_scanner
+@given(st.lists(_WORDISH, max_size=40).map(b"".join), st.lists(_WORDISH, max_size=3).map(b"".join))
+def test_word_places_in_c_as_in_python(data, word):
+    """starts_of, whole_word_starts and the word index: the C scanner's answers are the Python
+    references' (overlapping places, boundaries at either end, the empty word, non-ASCII bytes)."""
+    from hipport import patterns
+
+    assert lexer._scan.starts_of(data, word) == patterns.starts_of(data, word)
+    assert lexer._scan.whole_word_starts(data, word) == patterns.whole_word_starts(data, word)
+    index = lexer._scan.word_index(data)
+    assert index == patterns.python_word_index(data)
+    for w, starts in index.items():  # each run of word bytes is a whole word, found where it stands
+        assert starts == patterns.whole_word_starts(data, w)
+
+
+@needs_scanner
+def test_word_places_in_c_on_every_repository_file():
+    from hipport import patterns
+
+    for path in sorted(ROOT.glob("fixtures/**/*.cu*")) + sorted(ROOT.glob("hipport/parse/*.c")):
+        data = path.read_bytes()
+        index = lexer._scan.word_index(data)
+        assert index == patterns.python_word_index(data), path
+        for w in list(index)[:50] + [b"cuda", b"e", b"x"]:
+            assert lexer._scan.whole_word_starts(data, w) == patterns.whole_word_starts(data, w), (path, w)
+            assert lexer._scan.starts_of(data, w) == patterns.starts_of(data, w), (path, w)
+
+
+@needs_scanner
+def test_word_places_take_bytes_only():
+    for call in (lambda: lexer._scan.starts_of("text", b"t"), lambda: lexer._scan.whole_word_starts(b"t", "t"),
+                 lambda: lexer._scan.word_index(bytearray(b"x")), lambda: lexer._scan.starts_of(b"x")):
+        with pytest.raises(TypeError):
+            call()
+
+
+def test_word_starts_answer_the_same_with_and_without_the_scanner(monkeypatch):
+    """The rules' word places (the scan per word, then the index past _SCANS_BEFORE_INDEX
+    words) are the same from the C functions and from the Python references."""
+    from hipport import patterns
+    from hipport.rules import _syntax as sx
+
+    data = max(ROOT.glob("fixtures/**/*.cu"), key=lambda p: p.stat().st_size).read_bytes()
+    words = sorted(patterns.python_word_index(data))[: sx._SCANS_BEFORE_INDEX + 10] + [b"absent_word"]
+    expected = [patterns.whole_word_starts(data, w) for w in words]
+    assert [sx._WordStarts(data)(w) for w in words] == expected
+    monkeypatch.setattr(sx, "whole_word_starts", patterns.whole_word_starts)
+    monkeypatch.setattr(sx, "word_index", patterns.python_word_index)
+    assert [sx._WordStarts(data)(w) for w in words] == expected

@@ -1864,6 +1864,92 @@ static PyObject *word_before(PyObject *self, PyObject *const *args, Py_ssize_t n
     return Py_BuildValue("(ny#)", start + (hi - lo) - (hi - w), (const char *)d + w, hi - w);
 }
 
+/* Every offset where `word` starts in `data`, overlaps included; with `whole`, only where no
+ * word byte stands just before or just after it (patterns.starts_of and
+ * patterns.whole_word_starts, the references). An empty word starts at every offset 0..n. */
+static PyObject *starts(PyObject *const *args, Py_ssize_t nargs, int whole, const char *usage) {
+    if (nargs != 2 || !PyBytes_Check(args[0]) || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return NULL;
+    }
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    const unsigned char *w = (const unsigned char *)PyBytes_AS_STRING(args[1]);
+    Py_ssize_t n = PyBytes_GET_SIZE(args[0]), m = PyBytes_GET_SIZE(args[1]), last = n - m;
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t at = 0; at <= last; at++) {
+        if (m > 0) {
+            const unsigned char *hit = memchr(d + at, w[0], (size_t)(last - at + 1));
+            if (hit == NULL)
+                break;
+            at = hit - d;
+            if (memcmp(hit + 1, w + 1, (size_t)(m - 1)) != 0)
+                continue;
+        }
+        if (whole && ((at > 0 && is_word(d[at - 1])) || (at < last && is_word(d[at + m]))))
+            continue;
+        if (append_offset(out, at) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static PyObject *starts_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return starts(args, nargs, 0, "starts_of(data: bytes, literal: bytes)");
+}
+
+static PyObject *whole_word_starts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return starts(args, nargs, 1, "whole_word_starts(data: bytes, word: bytes)");
+}
+
+/* word_index(data) -> {word: [start, ...]} for every run of word bytes (what a bytes pattern's
+ * `\w+` matches), starts in order: patterns.python_word_index in C. */
+static PyObject *word_index(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "word_index(data: bytes)");
+        return NULL;
+    }
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    PyObject *index = PyDict_New();
+    if (index == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n;) {
+        if (!is_word(d[i])) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (i < n && is_word(d[i]))
+            i++;
+        PyObject *word = PyBytes_FromStringAndSize((const char *)d + start, i - start);
+        if (word == NULL)
+            goto fail;
+        PyObject *at = PyDict_GetItemWithError(index, word); /* borrowed */
+        if (at == NULL) {
+            if (PyErr_Occurred() || (at = PyList_New(0)) == NULL || PyDict_SetItem(index, word, at) < 0) {
+                Py_XDECREF(at);
+                Py_DECREF(word);
+                goto fail;
+            }
+            Py_DECREF(at); /* the dict holds it */
+        }
+        Py_DECREF(word);
+        if (append_offset(at, start) < 0)
+            goto fail;
+    }
+    return index;
+fail:
+    Py_DECREF(index);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(data, prefixes_table, token_type) -> (ids, comments, strings, directives, braces, words, contexts)"},
     {"line_starts", line_starts, METH_O, "line_starts(data) -> offsets where each line starts"},
@@ -1879,6 +1965,11 @@ static PyMethodDef methods[] = {
      "cmake_parse(data, command_type, arg_type) -> (commands, comments), as parse.cmake.parse"},
     {"word_before", (PyCFunction)(void (*)(void))word_before, METH_FASTCALL,
      "word_before(data, end, span=64) -> (start, word), as parse.braces.python_word_before"},
+    {"starts_of", (PyCFunction)(void (*)(void))starts_of, METH_FASTCALL,
+     "starts_of(data, literal) -> every offset where literal starts, as patterns.starts_of"},
+    {"whole_word_starts", (PyCFunction)(void (*)(void))whole_word_starts, METH_FASTCALL,
+     "whole_word_starts(data, word) -> where word stands whole, as patterns.whole_word_starts"},
+    {"word_index", word_index, METH_O, "word_index(data) -> {word: [start, ...]}, as patterns.python_word_index"},
     {"brace_pairs", brace_pairs, METH_VARARGS,
      "brace_pairs(data, offsets) -> (opens, closes, parents, balanced, innermost), as parse.braces"},
     {NULL, NULL, 0, NULL},

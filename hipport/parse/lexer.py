@@ -26,7 +26,7 @@ from hipport.tuples import NamedTuple
 # not built again since) lacks some, and is then not used at all, as if none were built.
 SCANNER_FUNCTIONS = ("scan", "line_starts", "directive_records", "words_table", "words_found",
                      "words_at", "define_records", "lane_math", "cmake_parse", "Regions", "brace_pairs",
-                     "word_before")
+                     "word_before", "starts_of", "whole_word_starts", "word_index")
 # Lexed's questions about where an offset sits, which _scan.Regions answers in C: bound on each
 # Lexed the scanner makes, in place of the Python methods (the reference).
 REGION_METHODS = ("previous_code", "next_code", "directive_at", "in_directive", "in_comment_or_string",

@@ -82,8 +82,9 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from hipport import regexes
 from hipport.parse import tree as ts
 from hipport.parse.tree import tree_sitter  # loaded with the first tree
-from hipport.parse.lexer import MacroDef, Substrings, logical_end
-from hipport.patterns import by_common_start, starts_of, whole_word_starts, word_start
+from hipport.parse.lexer import MacroDef, Substrings, _scan, logical_end
+from hipport import patterns
+from hipport.patterns import by_common_start, word_start
 from hipport.rewrite.calls import split_top_level
 from hipport.tuples import NamedTuple
 
@@ -1159,6 +1160,14 @@ LAUNCH_OPEN = regexes.compile(rb"<[\s\x00-\x1f\x7f-\xff]*<[\s\x00-\x1f\x7f-\xff]
 _SCANS_BEFORE_INDEX = 32
 _ANY_WORD = regexes.compile(rb"\w+")  # IS_WORD_BYTE's runs: bytes patterns' \w is ASCII
 
+# The C scanner's answers where it was built (patterns' functions are the references): a port of
+# cuda-samples asks for a few hundred words' places, each a loop of bytes.find in Python.
+if _scan is not None:
+    starts_of, whole_word_starts, word_index = _scan.starts_of, _scan.whole_word_starts, _scan.word_index
+else:
+    starts_of, whole_word_starts = patterns.starts_of, patterns.whole_word_starts
+    word_index = patterns.python_word_index
+
 
 class _WordStarts:
     def __init__(self, data: bytes):
@@ -1174,9 +1183,7 @@ class _WordStarts:
             if len(self.scanned) < _SCANS_BEFORE_INDEX:
                 got = self.scanned[word] = whole_word_starts(self.data, word)
                 return got
-            self.index = {}
-            for m in _ANY_WORD.finditer(self.data):
-                self.index.setdefault(m.group(), []).append(m.start())
+            self.index = word_index(self.data)
         return self.index.get(word, [])
 
 

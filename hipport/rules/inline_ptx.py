@@ -12,7 +12,6 @@ import re
 
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
-from hipport.patterns import starts_of
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -271,7 +270,7 @@ def asm_keywords(data: bytes) -> list[tuple[int, int]]:
     def word_at(i: int) -> bool:
         return i < size and data[i] in IS_WORD_BYTE
 
-    for at in starts_of(data, b"asm"):
+    for at in sx.starts_of(data, b"asm"):
         start = at - 2 if at >= 2 and data[at - 2:at] == b"__" else at
         if start and data[start - 1] in IS_WORD_BYTE:
             continue  # part of a longer name (`wasm`, `_asm`, `x__asm`)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
 from hipport.parse.braces import word_before
-from hipport.patterns import starts_of
 from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -215,7 +214,7 @@ def _text_opt_ins(ctx) -> list[tuple[int, int, bytes]] | None:
     out = []
     for name in _OPT_IN_NAMES:
         word = name.encode()
-        for start in starts_of(data, word):
+        for start in sx.starts_of(data, word):
             end = start + len(word)
             if (start and data[start - 1] in IS_WORD_BYTE) or (end < len(data) and data[end] in IS_WORD_BYTE) \
                     or not lexed.in_plain_code(start):

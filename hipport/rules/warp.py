@@ -13,7 +13,7 @@ from hipport import regexes
 from hipport.parse import IS_WORD_BYTE
 from hipport.parse.braces import word_before
 from hipport.parse.lexer import _scan
-from hipport.patterns import any_case, leftmost_matches, starts_of
+from hipport.patterns import any_case, leftmost_matches
 from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
@@ -1008,7 +1008,7 @@ def _may_flag_mask_constant(ctx, flagged_names: set[str]) -> bool:
     if _may_spell_mask_oddly(data):
         return True
     # Else `mask` in any case is `mask` in the lower-cased text, at the same offsets
-    starts = {_NAME_START.search(data, max(0, at - 64), at).start() for at in starts_of(_lowered(ctx), b"mask")}
+    starts = {_NAME_START.search(data, max(0, at - 64), at).start() for at in sx.starts_of(_lowered(ctx), b"mask")}
     for name in flagged_names:
         starts.update(sx.word_starts(ctx, name.encode()))
     for at in starts:
