@@ -760,8 +760,9 @@ def test_a_warm_port_imports_only_what_serving_the_cache_needs(tmp_path):
                 "difflib", "json", "csv", "shutil", "tomllib", "importlib.resources", "click", "hipport.mappings",
                 "hipport.parse.lexer", "hipport.rules", "dataclasses", "inspect",
                 "hipport.kernels", "hipport.regexes",  # the summary counts kernels from the records
-                "typing"}  # annotations name its types only for type checkers (hipport/__init__)
-    assert unwanted & warm == set()
+                "typing",  # annotations name its types only for type checkers (hipport/__init__)
+                "sqlite3", "datetime"}  # the cache talks to _sqlite3: the package adds only adapters
+    assert unwanted & warm == set() and "_sqlite3" in warm
 
 
 def test_a_cached_estimate_or_report_imports_no_rule_module(tmp_path):
