@@ -79,11 +79,10 @@ import weakref
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 
-from hipport import regexes
+from hipport import patterns, regexes
 from hipport.parse import tree as ts
 from hipport.parse.tree import tree_sitter  # loaded with the first tree
 from hipport.parse.lexer import MacroDef, Substrings, _scan, logical_end
-from hipport import patterns
 from hipport.patterns import by_common_start, word_start
 from hipport.rewrite.calls import split_top_level
 from hipport.tuples import NamedTuple
