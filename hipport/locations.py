@@ -1,12 +1,17 @@
 """Where hipport keeps what it writes for later runs: its cache folder, and the compiled copies
 of the mapping tables and the rules' patterns.
 
-A compiled copy lives beside hipport's bytecode (in `__pycache__`), as Python keeps its own, so
-it goes with the install and needs no cache folder. Where that folder takes no file (Python
-told to write no bytecode, as container images often are with PYTHONDONTWRITEBYTECODE, or an
-install the user cannot write to), the copy goes in hipport's cache folder instead: without
-one, every run parses the tables and compiles the patterns again, which doubles the time of a
-pre-commit `check` of one file. Light imports only: every run imports this.
+A compiled copy lives in the `__pycache__` folder beside hipport's package folder, where
+Python keeps the bytecode of the modules next to it, so it goes with the install and needs no
+cache folder. Not inside the package folder: pip's uninstall removes the files it installed and
+their bytecode, nothing else, and a copy left there kept the folder (`site-packages/hipport`)
+after hipport was gone; `pip install -e .` of the project then found that folder before its
+own finder and imported it as a namespace package with none of hipport's code, which broke
+every `hipport` command. Where that folder takes no file (Python told to write no bytecode, as
+container images often are with PYTHONDONTWRITEBYTECODE, or an install the user cannot write
+to), the copy goes in hipport's cache folder instead: without one, every run parses the tables
+and compiles the patterns again, which triples the time of a pre-commit `check` of one file.
+Light imports only: every run imports this.
 """
 
 from __future__ import annotations
@@ -50,16 +55,32 @@ class Places(NamedTuple):
 # written go. One still in use is simply made again by its next run.
 KEPT_COPIES = 32
 
+_PACKAGE = os.path.dirname(os.path.realpath(__file__))  # hipport's own folder
+
+
+def beside(folder: str, name: str, tag: str) -> str:
+    """Where the compiled copy `name` of what lies in `folder` is kept beside the bytecode: for
+    hipport's own folders, in the `__pycache__` next to the package folder, named for the
+    folder (`hipport.tables.tables.cpython-311.marshal`); for any other (a table folder of the
+    user's), in its own `__pycache__`."""
+    real = os.path.realpath(folder)
+    if real != _PACKAGE and not real.startswith(_PACKAGE + os.sep):
+        return os.path.join(folder, "__pycache__", f"{name}.{tag}.marshal")
+    top = os.path.dirname(_PACKAGE)
+    dotted = os.path.relpath(real, top).replace(os.sep, ".")
+    return os.path.join(top, "__pycache__", f"{dotted}.{name}.{tag}.marshal")
+
 
 def copy_places(folder: str, name: str) -> Places:
-    """Where the compiled copy `name` of what lies in `folder` is kept: beside the bytecode,
-    then in the cache folder (named for `folder` too, so that two installs keep two copies).
+    """Where the compiled copy `name` of what lies in `folder` is kept: beside the bytecode
+    (see beside), then in the cache folder (named for `folder` too, so that two installs keep
+    two copies).
     Where Python writes no bytecode, the cache folder is read first and is the only place
     written. None at all on a Python that keeps no bytecode."""
     tag = sys.implementation.cache_tag
     if tag is None:
         return Places((), ())
-    beside = os.path.join(folder, "__pycache__", f"{name}.{tag}.marshal")
+    next_to_bytecode = beside(folder, name, tag)
     cache = cache_dir()
     if cache is None:
         cached, shared = (), ""
@@ -68,8 +89,8 @@ def copy_places(folder: str, name: str) -> Places:
         shared = os.path.join(cache, "compiled")
         cached = (os.path.join(shared, f"{name}.{tag}.{key}.marshal"),)
     if sys.dont_write_bytecode:
-        return Places((*cached, beside), cached, shared)
-    return Places((beside, *cached), (beside, *cached), shared)
+        return Places((*cached, next_to_bytecode), cached, shared)
+    return Places((next_to_bytecode, *cached), (next_to_bytecode, *cached), shared)
 
 
 def read_copy(places: Places, read: Callable[[str], T | None]) -> T | None:

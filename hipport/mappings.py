@@ -413,8 +413,8 @@ def name_heads(names: Iterable[str]) -> tuple[bytes, ...]:
     return tuple(sorted({n[n.rfind(":") + 1:][:HEAD_WIDTH].encode("ascii") for n in names}))
 
 
-# The parsed tables are kept compiled as Python keeps bytecode (beside them in __pycache__, per
-# Python version; in hipport's cache folder where that takes no file: hipport.locations):
+# The parsed tables are kept compiled as Python keeps bytecode (in a __pycache__, per Python
+# version; in hipport's cache folder where that takes no file: hipport.locations):
 # marshal loads them in half the time parsing and validating the TSVs takes, and every run that
 # ports or checks a file loads them once.
 # The copy is used only when the digest it was written with is that of the tables' names,

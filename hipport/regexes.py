@@ -3,9 +3,9 @@
 Loading the rules and tables compiles some 230 regular expressions: a quarter of a pre-commit
 check's time, and the same again in every `-j` worker. Python parses each pattern and emits its
 matching code afresh in every process; here the code of each pattern made through compile() is
-kept beside hipport's bytecode (in __pycache__, per Python build; in hipport's cache folder where
-that takes no file: hipport.locations), and a later process builds the pattern from that code
-without parsing it again.
+kept with hipport's bytecode (in the __pycache__ beside its package folder, per Python build; in
+hipport's cache folder where that takes no file: hipport.locations), and a later process builds
+the pattern from that code without parsing it again.
 
 The code is the regular-expression engine's own (what `re` hands to `_sre.compile`); an entry is
 kept only after the pattern built from it compared equal to re.compile's (a Pattern equals

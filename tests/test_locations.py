@@ -87,3 +87,48 @@ def test_the_cache_folder_keeps_the_newest_copies(tmp_path, cache, monkeypatch):
     beside = copy_places(str(tmp_path / "install0"), "tables")
     assert write_copy(beside, b"x") and os.path.exists(beside.write[0])
     assert len(list((cache / "compiled").iterdir())) == 3
+
+
+def test_hipport_keeps_its_own_copies_beside_its_package_folder(cache):
+    """pip's uninstall removes what it installed and its bytecode: a copy inside hipport's
+    folder kept `site-packages/hipport` after it, and `pip install -e .` then imported that
+    leftover as a namespace package without hipport's code. Copies of hipport's own folders go
+    in the __pycache__ next to the package folder, named for the folder."""
+    from hipport import locations
+
+    package = Path(locations.__file__).resolve().parent
+    top = package.parent / "__pycache__"
+    for folder, name, expected in ((package, "regexes", f"hipport.regexes.{TAG}.marshal"),
+                                   (package / "tables", "tables", f"hipport.tables.tables.{TAG}.marshal"),
+                                   (package / "report", "template-0123", f"hipport.report.template-0123.{TAG}.marshal")):
+        places = copy_places(str(folder), name)
+        assert places.write[0] == str(top / expected)
+        assert not Path(places.write[0]).resolve().is_relative_to(package)
+
+
+def test_a_run_writes_nothing_inside_an_installed_package_but_bytecode(tmp_path):
+    """As pip installs it (a copy of the package in a site folder): after a port with a report,
+    the only new files inside the package folder are Python's own bytecode, which pip's
+    uninstall removes with the modules; the compiled tables, patterns and report templates
+    are in the site folder's __pycache__, and a second run reads them there."""
+    import os
+    import shutil
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    site = tmp_path / "site"
+    shutil.copytree(root / "hipport", site / "hipport", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(root / "mappings", site / "hipport" / "tables")  # where the wheel puts them
+    installed = set((site / "hipport").rglob("*"))
+    env = dict(os.environ, PYTHONPATH=str(site), HIPPORT_CACHE_DIR="off")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for n in range(2):
+        subprocess.run([sys.executable, "-m", "hipport", "port", str(root / "examples" / "saxpy_ops"),
+                        "-o", str(tmp_path / f"out{n}"), "--report", str(tmp_path / f"report{n}")],
+                       env=env, cwd=tmp_path, check=True, capture_output=True, timeout=300)
+    added = set((site / "hipport").rglob("*")) - installed
+    assert added and all(p.name == "__pycache__" or p.suffix == ".pyc" for p in added), sorted(added)
+    kept = sorted(p.name for p in (site / "__pycache__").iterdir())
+    assert any(name.startswith("hipport.tables.tables.") for name in kept)
+    assert any(name.startswith("hipport.regexes.") for name in kept)
+    assert any(name.startswith("hipport.report.template-") for name in kept), kept
