@@ -48,6 +48,7 @@ class Places(NamedTuple):
     read: tuple[str, ...]
     write: tuple[str, ...]
     shared: str = ""  # the cache folder's folder of copies, where write_copy prunes
+    legacy: str = ""  # a __pycache__ inside hipport's folder, where builds before kept copies
 
 
 # Copies in the cache folder are named for the install they belong to, so an install that is
@@ -64,11 +65,15 @@ def beside(folder: str, name: str, tag: str) -> str:
     folder (`hipport.tables.tables.cpython-311.marshal`); for any other (a table folder of the
     user's), in its own `__pycache__`."""
     real = os.path.realpath(folder)
-    if real != _PACKAGE and not real.startswith(_PACKAGE + os.sep):
+    if not _in_package(real):
         return os.path.join(folder, "__pycache__", f"{name}.{tag}.marshal")
     top = os.path.dirname(_PACKAGE)
     dotted = os.path.relpath(real, top).replace(os.sep, ".")
     return os.path.join(top, "__pycache__", f"{dotted}.{name}.{tag}.marshal")
+
+
+def _in_package(real: str) -> bool:
+    return real == _PACKAGE or real.startswith(_PACKAGE + os.sep)
 
 
 def copy_places(folder: str, name: str) -> Places:
@@ -88,9 +93,10 @@ def copy_places(folder: str, name: str) -> Places:
         key = blake2b(os.fsencode(os.path.realpath(folder)), digest_size=6).hexdigest()
         shared = os.path.join(cache, "compiled")
         cached = (os.path.join(shared, f"{name}.{tag}.{key}.marshal"),)
+    legacy = os.path.join(folder, "__pycache__") if _in_package(os.path.realpath(folder)) else ""
     if sys.dont_write_bytecode:
-        return Places((*cached, next_to_bytecode), cached, shared)
-    return Places((next_to_bytecode, *cached), (next_to_bytecode, *cached), shared)
+        return Places((*cached, next_to_bytecode), cached, shared, legacy)
+    return Places((next_to_bytecode, *cached), (next_to_bytecode, *cached), shared, legacy)
 
 
 def read_copy(places: Places, read: Callable[[str], T | None]) -> T | None:
@@ -115,8 +121,26 @@ def write_copy(places: Places, data: bytes) -> bool:
             continue
         if places.shared and os.path.dirname(place) == places.shared:
             _prune(places.shared)
+        if places.legacy:
+            _sweep(places.legacy)
         return True
     return False
+
+
+def _sweep(folder: str) -> None:
+    """Remove the copies that builds before this one kept inside hipport's folder (see
+    beside): left there, they would outlive an uninstall. Asked as a copy is written, which is
+    once after an upgrade; Python writes no `.marshal` file."""
+    try:
+        with os.scandir(folder) as it:
+            old = [e.path for e in it if e.name.endswith(".marshal")]
+    except OSError:
+        return  # no such folder: nothing to sweep
+    for path in old:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass  # another process swept it first, or the install is read-only
 
 
 def _prune(folder: str) -> None:

@@ -35,7 +35,7 @@ def test_a_copy_goes_beside_the_bytecode_first_then_to_the_cache_folder(tmp_path
     monkeypatch.setattr(sys, "dont_write_bytecode", True)  # the cache folder only is written
     assert copy_places(str(tmp_path / "pkg"), "tables")[:2] == ((places.read[1], beside), (places.read[1],))
     monkeypatch.setenv("HIPPORT_CACHE_DIR", "off")  # and without it, nothing is
-    assert copy_places(str(tmp_path / "pkg"), "tables") == ((beside,), (), "")
+    assert copy_places(str(tmp_path / "pkg"), "tables") == ((beside,), (), "", "")
 
 
 def test_writing_falls_back_to_the_cache_folder_and_reading_takes_the_first_good_copy(tmp_path, cache,
@@ -110,7 +110,8 @@ def test_a_run_writes_nothing_inside_an_installed_package_but_bytecode(tmp_path)
     """As pip installs it (a copy of the package in a site folder): after a port with a report,
     the only new files inside the package folder are Python's own bytecode, which pip's
     uninstall removes with the modules; the compiled tables, patterns and report templates
-    are in the site folder's __pycache__, and a second run reads them there."""
+    are in the site folder's __pycache__, and a second run reads them there. Copies that an
+    older build kept inside the package folder are removed as the new ones are written."""
     import os
     import shutil
     import subprocess
@@ -120,6 +121,12 @@ def test_a_run_writes_nothing_inside_an_installed_package_but_bytecode(tmp_path)
     shutil.copytree(root / "hipport", site / "hipport", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(root / "mappings", site / "hipport" / "tables")  # where the wheel puts them
     installed = set((site / "hipport").rglob("*"))
+    legacy = [site / "hipport" / "__pycache__" / f"regexes.{TAG}.marshal",
+              site / "hipport" / "tables" / "__pycache__" / f"tables.{TAG}.marshal",
+              site / "hipport" / "report" / "__pycache__" / f"template-0123456789abcdef.{TAG}.marshal"]
+    for old in legacy:
+        old.parent.mkdir(exist_ok=True)
+        old.write_bytes(b"an older build's copy")
     env = dict(os.environ, PYTHONPATH=str(site), HIPPORT_CACHE_DIR="off")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     for n in range(2):
@@ -132,3 +139,4 @@ def test_a_run_writes_nothing_inside_an_installed_package_but_bytecode(tmp_path)
     assert any(name.startswith("hipport.tables.tables.") for name in kept)
     assert any(name.startswith("hipport.regexes.") for name in kept)
     assert any(name.startswith("hipport.report.template-") for name in kept), kept
+    assert not any(old.exists() for old in legacy)
