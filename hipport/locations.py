@@ -85,15 +85,15 @@ def copy_places(folder: str, name: str) -> Places:
     tag = sys.implementation.cache_tag
     if tag is None:
         return Places((), ())
-    next_to_bytecode = beside(folder, name, tag)
+    next_to_bytecode, real = beside(folder, name, tag), os.path.realpath(folder)
     cache = cache_dir()
     if cache is None:
         cached, shared = (), ""
     else:
-        key = blake2b(os.fsencode(os.path.realpath(folder)), digest_size=6).hexdigest()
+        key = blake2b(os.fsencode(real), digest_size=6).hexdigest()
         shared = os.path.join(cache, "compiled")
         cached = (os.path.join(shared, f"{name}.{tag}.{key}.marshal"),)
-    legacy = os.path.join(folder, "__pycache__") if _in_package(os.path.realpath(folder)) else ""
+    legacy = os.path.join(folder, "__pycache__") if _in_package(real) else ""
     if sys.dont_write_bytecode:
         return Places((*cached, next_to_bytecode), cached, shared, legacy)
     return Places((next_to_bytecode, *cached), (next_to_bytecode, *cached), shared, legacy)
