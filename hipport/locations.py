@@ -59,21 +59,18 @@ KEPT_COPIES = 32
 _PACKAGE = os.path.dirname(os.path.realpath(__file__))  # hipport's own folder
 
 
-def beside(folder: str, name: str, tag: str) -> str:
-    """Where the compiled copy `name` of what lies in `folder` is kept beside the bytecode: for
-    hipport's own folders, in the `__pycache__` next to the package folder, named for the
-    folder (`hipport.tables.tables.cpython-311.marshal`); for any other (a table folder of the
-    user's), in its own `__pycache__`."""
-    real = os.path.realpath(folder)
-    if not _in_package(real):
-        return os.path.join(folder, "__pycache__", f"{name}.{tag}.marshal")
+def beside(folder: str, real: str, name: str, tag: str) -> tuple[str, str]:
+    """Where the compiled copy `name` of what lies in `folder` (`real`: its real path) is kept
+    beside the bytecode, and the folder where builds before kept it, to be swept ("" if the
+    same). For hipport's own folders, the `__pycache__` next to the package folder, the copy
+    named for the folder (`hipport.tables.tables.cpython-311.marshal`); for any other (a
+    table folder of the user's), its own `__pycache__`."""
+    own = os.path.join(folder, "__pycache__")
+    if real != _PACKAGE and not real.startswith(_PACKAGE + os.sep):
+        return os.path.join(own, f"{name}.{tag}.marshal"), ""
     top = os.path.dirname(_PACKAGE)
     dotted = os.path.relpath(real, top).replace(os.sep, ".")
-    return os.path.join(top, "__pycache__", f"{dotted}.{name}.{tag}.marshal")
-
-
-def _in_package(real: str) -> bool:
-    return real == _PACKAGE or real.startswith(_PACKAGE + os.sep)
+    return os.path.join(top, "__pycache__", f"{dotted}.{name}.{tag}.marshal"), own
 
 
 def copy_places(folder: str, name: str) -> Places:
@@ -85,7 +82,8 @@ def copy_places(folder: str, name: str) -> Places:
     tag = sys.implementation.cache_tag
     if tag is None:
         return Places((), ())
-    next_to_bytecode, real = beside(folder, name, tag), os.path.realpath(folder)
+    real = os.path.realpath(folder)
+    next_to_bytecode, legacy = beside(folder, real, name, tag)
     cache = cache_dir()
     if cache is None:
         cached, shared = (), ""
@@ -93,7 +91,6 @@ def copy_places(folder: str, name: str) -> Places:
         key = blake2b(os.fsencode(real), digest_size=6).hexdigest()
         shared = os.path.join(cache, "compiled")
         cached = (os.path.join(shared, f"{name}.{tag}.{key}.marshal"),)
-    legacy = os.path.join(folder, "__pycache__") if _in_package(real) else ""
     if sys.dont_write_bytecode:
         return Places((*cached, next_to_bytecode), cached, shared, legacy)
     return Places((next_to_bytecode, *cached), (next_to_bytecode, *cached), shared, legacy)

@@ -116,23 +116,18 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
     for tok, word in wanted:
         if tok.start in own:
             continue
-        made = plain.get(word)
-        if made is None:
-            made = plain[word] = _plain_rename(mappings, word, parts)
-        if made:  # most uses: a mapped name standing alone, renamed as the table says
-            context = contexts.get(tok.start)
-            if context is None:
-                context = _context(lexed, tok.start, tok.end)
-            if not context:
-                edits.append(new_edit(Edit, (tok.start, tok.end, made[0], made[1], word)))
-                continue
-            if context != "qualified":
-                continue
-        key = word  # the table row: a qualified one (`thrust::cuda::par`) where the code says so
-        new = names.get(word)
         context = contexts.get(tok.start)
         if context is None:
             context = _context(lexed, tok.start, tok.end)
+        made = plain.get(word)
+        if made is None:
+            made = plain[word] = _plain_rename(mappings, word, parts)
+        if made and context != "qualified":  # most uses: a mapped name, renamed as the table says
+            if not context:  # standing alone (a member or a paste is left as it is)
+                edits.append(new_edit(Edit, (tok.start, tok.end, made[0], made[1], word)))
+            continue
+        key = word  # the table row: a qualified one (`thrust::cuda::par`) where the code says so
+        new = names.get(word)
         if context == "qualified":
             key, new = _qualified(lexed, tok.start, word, mappings)
             if key is None:

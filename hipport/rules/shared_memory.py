@@ -4,7 +4,6 @@ GPUs (MI300 and earlier CDNA, RDNA); gfx950 (MI350 series) has 160 KiB."""
 from __future__ import annotations
 
 from hipport import regexes
-from hipport.parse import IS_WORD_BYTE
 from hipport.parse.braces import word_before
 from hipport.rewrite.calls import parse_call, split_top_level
 from hipport.rules import Hit, rule
@@ -214,11 +213,10 @@ def _text_opt_ins(ctx) -> list[tuple[int, int, bytes]] | None:
     out = []
     for name in _OPT_IN_NAMES:
         word = name.encode()
-        for start in sx.starts_of(data, word):
+        for start in sx.whole_word_starts(data, word):
             end = start + len(word)
-            if (start and data[start - 1] in IS_WORD_BYTE) or (end < len(data) and data[end] in IS_WORD_BYTE) \
-                    or not lexed.in_plain_code(start):
-                continue  # part of another name, or in a comment, a literal or a macro body
+            if not lexed.in_plain_code(start):
+                continue  # in a comment, a literal or a macro body
             before = lexed.previous_code(start)
             if not (before == 0 or data[before - 1 : before] in _CALL_LEADS
                     or word_before(data, before)[1] == b"return"):
