@@ -11,14 +11,20 @@ where bench_port.py needs many rounds to tell it from the drift. And `-j N`'s co
 `-j 1`'s is the work the processes add to share the files (each worker's own loading, the
 pickles, the feeder threads); what a `-j N` run's CPU time adds beyond that is the machine's
 (page faults and the like, which are the kernel's instructions and not counted here, and two
-busy cores slowing each other).
+busy cores slowing each other). Where `-j N` forked, the table also gives its even path: what
+the main process ran before its first fork (its start, the imports, the walk: no worker exists
+yet), then the rest of the run's count shared evenly by its N processes, as they share the
+files when they run at the same pace (they take tasks as they go, and end within milliseconds
+of each other). `-j 1`'s count over it is the speed-up the instructions allow `-j N` on N
+cores that run at one pace, with no time in the kernel.
 
 Each command runs once without valgrind first, as a user's first run, which writes the
 bytecode, the compiled tables and the stored patterns; then once under
 `valgrind --tool=callgrind --trace-children=yes`, a profile per process. A forked worker
 starts with a copy of its parent's counts, so its counts are zeroed as it starts (CPython
 calls PyOS_AfterFork_Child in the child of os.fork): each instruction counts once, in the
-process that ran it. Only user-space instructions count. A run under valgrind takes 30 to 80
+process that ran it. The main process's profile is dumped as each fork begins
+(PyOS_BeforeFork), so its first part is what it ran before its first worker existed. Only user-space instructions count. A run under valgrind takes 30 to 80
 times as long as without it.
 
 Needs valgrind (`apt-get install valgrind`) and an installed hipport; nothing beyond the
@@ -42,6 +48,9 @@ from bench_port import Corpus, hipport_argv, hipport_command, run_env, scan  # n
 
 # Zeroed in a forked child as it starts: else its profile holds its parent's counts too.
 AFTER_FORK = "PyOS_AfterFork_Child"
+# Dumped in the forking process as each fork begins: a process's first part is then what it
+# ran before its first fork.
+BEFORE_FORK = "PyOS_BeforeFork"
 
 
 @dataclass
@@ -49,6 +58,7 @@ class Process:
     pid: int
     instructions: int
     main: bool  # the process the command started (else a worker it forked)
+    before_fork: int | None = None  # of `instructions`, those run before its first fork (None: it forked none)
 
 
 @dataclass
@@ -63,21 +73,36 @@ class Count:
     def instructions(self) -> int:
         return sum(p.instructions for p in self.processes)
 
+    @property
+    def even_path(self) -> float | None:
+        """What the main process ran before its first fork, then the rest shared evenly by
+        the processes: the run's length in instructions where they all run at one pace. From
+        the sum, not from how the files happened to fall to each process under valgrind (whose
+        own pace differs between processes). None where it forked no worker."""
+        main = next((p for p in self.processes if p.main), None)
+        if main is None or main.before_fork is None or len(self.processes) < 2:
+            return None
+        return main.before_fork + (self.instructions - main.before_fork) / len(self.processes)
 
-def read_profile(path: Path) -> tuple[int, int]:
-    """A callgrind profile's (pid, instructions): its `pid:` line and the `summary:` line of
-    its header, the sum of the costs it holds (the `totals:` at its end may also count what a
-    child did before its counts were zeroed)."""
+
+def read_profile(path: Path) -> tuple[int, int, int]:
+    """A callgrind profile's (pid, part, instructions): its `pid:` and `part:` lines (the part
+    numbers a process's dumps, from 1) and the `summary:` line of its header, the sum of the
+    costs it holds (the `totals:` at its end may also count what a child did before its counts
+    were zeroed)."""
     pid = summary = None
+    part = 1
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             key, _, value = line.partition(":")
             if key == "pid":
                 pid = int(value)
+            elif key == "part":
+                part = int(value)
             elif key == "summary":
                 summary = int(value.split()[0])  # the first event: Ir, instructions read
-            if pid is not None and summary is not None:
-                return pid, summary
+            if pid is not None and summary is not None:  # `part:` comes before `summary:`
+                return pid, part, summary
             if line.startswith(("fl=", "fn=", "ob=")):
                 break  # the costs have begun: the header had no summary
     raise ValueError(f"{path}: not a callgrind profile with a pid and a summary")
@@ -85,7 +110,18 @@ def read_profile(path: Path) -> tuple[int, int]:
 
 def valgrind_argv(valgrind: str, profiles: Path) -> list[str]:
     return [valgrind, "--tool=callgrind", "--trace-children=yes", f"--zero-before={AFTER_FORK}",
-            f"--callgrind-out-file={profiles}/callgrind.%p"]
+            f"--dump-before={BEFORE_FORK}", f"--callgrind-out-file={profiles}/callgrind.%p"]
+
+
+def processes(parts: list[tuple[int, int, int]], main: int) -> list[Process]:
+    """The processes of a run's profiles (pid, part, instructions), the main one first: each
+    one's parts summed; a process dumped in parts forked, and its first part ran before."""
+    by_pid: dict[int, dict[int, int]] = {}
+    for pid, part, n in parts:
+        by_pid.setdefault(pid, {})[part] = n
+    found = [Process(pid, sum(counts.values()), pid == main, counts[min(counts)] if len(counts) > 1 else None)
+             for pid, counts in by_pid.items()]
+    return sorted(found, key=lambda p: (not p.main, p.pid))
 
 
 def run(argv: list[str], scratch: Path) -> tuple[int, int, str]:
@@ -113,9 +149,7 @@ def count(base: list[str], valgrind: str, command: str, corpus: Corpus, jobs: in
     main, rc, err = run([*valgrind_argv(valgrind, profiles), *argv], scratch)
     if rc:  # a profile may be cut short: none counts
         return Count(command, jobs, [], rc, err)
-    found = [read_profile(p) for p in sorted(profiles.glob("callgrind.*"))]
-    processes = sorted((Process(pid, n, pid == main) for pid, n in found), key=lambda p: (not p.main, p.pid))
-    return Count(command, jobs, processes, rc)
+    return Count(command, jobs, processes([read_profile(p) for p in sorted(profiles.glob("callgrind.*"))], main), rc)
 
 
 def baseline(counts: list[Count]) -> Count | None:
@@ -134,10 +168,15 @@ def table(corpus: Corpus, counts: list[Count]) -> str:
             continue
         for n, p in enumerate(c.processes):
             name = "main" if p.main else f"worker {n}"
-            lines.append(f"{c.command:8}  {c.jobs:>2}  {name + f' ({p.pid})':18}  {p.instructions / 1e6:16.1f}")
+            before = f"   {p.before_fork / 1e6:.1f} before its first fork" if p.before_fork is not None else ""
+            lines.append(f"{c.command:8}  {c.jobs:>2}  {name + f' ({p.pid})':18}  {p.instructions / 1e6:16.1f}{before}")
         if len(c.processes) > 1 or c is not first:
             added = f"   {excess(first, c):+.1%} against -j 1" if first and c is not first else ""
             lines.append(f"{c.command:8}  {c.jobs:>2}  {'all':18}  {c.instructions / 1e6:16.1f}{added}")
+        even = c.even_path
+        if even is not None:
+            allowed = f"   -j 1 / it: {first.instructions / even:.2f}x" if first and c is not first else ""
+            lines.append(f"{c.command:8}  {c.jobs:>2}  {'even path':18}  {even / 1e6:16.1f}{allowed}")
     return "\n".join(lines)
 
 
@@ -188,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps({
             "version": 1, "corpus": asdict(corpus),
             "counts": [{**asdict(c), "instructions": c.instructions,
-                        "excess": excess(first, c) if first and c is not first and not c.rc else None}
+                        "excess": excess(first, c) if first and c is not first and not c.rc else None,
+                        "even_path": c.even_path,
+                        "allowed": first.instructions / c.even_path if first and c.even_path else None}
                        for c in counts]}, indent=2) + "\n")
     return 1 if any(c.rc for c in counts) else 0
 

@@ -258,7 +258,9 @@ def test_a_profile_gives_its_pid_and_the_instructions_of_its_header(tmp_path):
                        "cmd:  python -m hipport port src\npart: 1\n\nevents: Ir\nsummary: 2356644241\n\n"
                        "ob=(1) /usr/lib/libc.so.6\nfn=(1) main\n0 12\n\ntotals: 2358827662\n")
     # the header's summary: the costs the profile holds (totals may count a child's pre-zero part)
-    assert count.read_profile(profile) == (42, 2356644241)
+    assert count.read_profile(profile) == (42, 1, 2356644241)
+    profile.write_text("version: 1\npid: 42\npart: 3\nevents: Ir\nsummary: 77\n\nfn=(1) main\n0 77\n")
+    assert count.read_profile(profile) == (42, 3, 77)  # a later dump of the same process
     profile.write_text("version: 1\npid: 42\nevents: Ir\nfn=(1) main\n0 12\nsummary: 12\n")
     with pytest.raises(ValueError, match="not a callgrind profile"):
         count.read_profile(profile)
@@ -279,6 +281,37 @@ def test_the_counts_table_shows_each_process_and_what_j_n_adds():
     assert "failed (exit 1): Traceback ...\nboom" in count.table(corpus, [one, failed])
 
 
+def test_a_process_dumped_at_its_forks_counts_its_parts_and_what_ran_before_the_first():
+    count = _instructions()
+    # the main process (pid 9) forked twice: dumped as each fork began, then at its end
+    found = count.processes([(10, 1, 2_300_000_000), (9, 1, 200_000_000), (9, 3, 2_000_000_000),
+                             (9, 2, 1_000), (11, 1, 2_400_000_000)], main=9)
+    assert [(p.pid, p.main, p.instructions, p.before_fork) for p in found] == [
+        (9, True, 2_200_001_000, 200_000_000), (10, False, 2_300_000_000, None), (11, False, 2_400_000_000, None)]
+    assert count.processes([(7, 1, 5_000_000_000)], main=7) == [count.Process(7, 5_000_000_000, True)]
+
+
+def test_the_even_path_is_the_start_before_the_fork_and_then_the_rest_shared_evenly():
+    count = _instructions()
+    corpus = count.Corpus("/src", 940, 9_900_000)
+    one = count.Count("port", 1, [count.Process(7, 4_500_000_000, True)], 0)
+    # the main process: 200 M to its fork, then 2,200 M; the worker 2,300 M after it
+    two = count.Count("port", 2, [count.Process(9, 2_400_000_000, True, 200_000_000),
+                                  count.Process(10, 2_300_000_000, False)], 0)
+    assert two.even_path == 200_000_000 + 4_500_000_000 / 2
+    assert one.even_path is None  # no fork: nothing ran beside it
+    # however the files fell to the processes under valgrind, the path is the same
+    other_split = count.Count("port", 2, [count.Process(9, 2_600_000_000, True, 200_000_000),
+                                          count.Process(10, 2_100_000_000, False)], 0)
+    assert other_split.even_path == two.even_path
+    three = count.Count("port", 3, [count.Process(9, 1_700_000_000, True, 200_000_000),
+                                    count.Process(10, 1_500_000_000, False), count.Process(11, 1_500_000_000, False)], 0)
+    assert three.even_path == 200_000_000 + 4_500_000_000 / 3
+    lines = count.table(corpus, [one, two]).splitlines()
+    assert lines[5].split()[4:] == ["2400.0", "200.0", "before", "its", "first", "fork"]
+    assert lines[-1].split() == ["port", "2", "even", "path", "2450.0", "-j", "1", "/", "it:", "1.84x"]
+
+
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_a_forked_child_counts_only_what_it_runs_itself(tmp_path):
     """A child of os.fork starts with a copy of its parent's counts; zeroed as it starts, it
@@ -289,10 +322,13 @@ def test_a_forked_child_counts_only_what_it_runs_itself(tmp_path):
     done = subprocess.run([*count.valgrind_argv("valgrind", tmp_path), sys.executable, "-c", script],
                           capture_output=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    counts = sorted(count.read_profile(p)[1] for p in tmp_path.glob("callgrind.*"))
-    assert len(counts) == 2
-    child, parent = counts
-    assert parent > 50_000_000 and child < parent / 20
+    found = count.processes([count.read_profile(p) for p in tmp_path.glob("callgrind.*")], main=0)
+    assert len(found) == 2
+    parent, child = sorted(found, key=lambda p: -p.instructions)
+    assert parent.instructions > 50_000_000 and child.instructions < parent.instructions / 20
+    # the parent's profile was dumped as the fork began: its loop ran before, its wait after
+    assert parent.before_fork is not None and parent.before_fork > 0.95 * parent.instructions
+    assert child.before_fork is None
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
@@ -319,6 +355,13 @@ def test_instructions_counts_a_port_of_the_examples_with_one_process_and_with_tw
     # and walked the tree (about 250 against 370 M here; counted from the start, 390 against 370)
     assert two["processes"][1]["instructions"] < two["processes"][0]["instructions"]
     assert f"{two['excess']:+.1%} against -j 1" in done.stdout
+    # the main process's profile was dumped at the fork: its start and the walk came before
+    main, worker = two["processes"]
+    assert 0 < main["before_fork"] < main["instructions"] and worker["before_fork"] is None
+    assert two["even_path"] == pytest.approx(main["before_fork"] + (two["instructions"] - main["before_fork"]) / 2)
+    assert two["allowed"] == pytest.approx(one["instructions"] / two["even_path"])
+    assert one["even_path"] is None and one["allowed"] is None
+    assert f"-j 1 / it: {two['allowed']:.2f}x" in done.stdout
 
 
 def test_a_failed_count_is_said_to_have_failed_as_it_goes(tmp_path, monkeypatch, capsys):
