@@ -24,8 +24,9 @@ bytecode, the compiled tables and the stored patterns; then once under
 starts with a copy of its parent's counts, so its counts are zeroed as it starts (CPython
 calls PyOS_AfterFork_Child in the child of os.fork): each instruction counts once, in the
 process that ran it. The main process's profile is dumped as each fork begins
-(PyOS_BeforeFork), so its first part is what it ran before its first worker existed. Only user-space instructions count. A run under valgrind takes 30 to 80
-times as long as without it.
+(PyOS_BeforeFork), so its first part is what it ran before its first worker existed. Only
+user-space instructions count. A run under valgrind takes 30 to 80 times as long as without
+it.
 
 Needs valgrind (`apt-get install valgrind`) and an installed hipport; nothing beyond the
 standard library otherwise. tests/test_benchmarks.py runs it where valgrind is installed.
@@ -58,7 +59,7 @@ class Process:
     pid: int
     instructions: int
     main: bool  # the process the command started (else a worker it forked)
-    before_fork: int | None = None  # of `instructions`, those run before its first fork (None: it forked none)
+    before_fork: int | None = None  # of those, the ones run before its first fork (None: it forked none)
 
 
 @dataclass
@@ -114,8 +115,9 @@ def valgrind_argv(valgrind: str, profiles: Path) -> list[str]:
 
 
 def processes(parts: list[tuple[int, int, int]], main: int) -> list[Process]:
-    """The processes of a run's profiles (pid, part, instructions), the main one first: each
-    one's parts summed; a process dumped in parts forked, and its first part ran before."""
+    """The processes of a run's profiles (pid, part, instructions), the main one first, each
+    one's parts summed. A process dumped in more than one part forked: its first part is what
+    it ran before its first fork."""
     by_pid: dict[int, dict[int, int]] = {}
     for pid, part, n in parts:
         by_pid.setdefault(pid, {})[part] = n
