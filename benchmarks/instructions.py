@@ -177,9 +177,17 @@ def table(corpus: Corpus, counts: list[Count]) -> str:
             lines.append(f"{c.command:8}  {c.jobs:>2}  {'all':18}  {c.instructions / 1e6:16.1f}{added}")
         even = c.even_path
         if even is not None:
-            allowed = f"   -j 1 / it: {first.instructions / even:.2f}x" if first and c is not first else ""
-            lines.append(f"{c.command:8}  {c.jobs:>2}  {'even path':18}  {even / 1e6:16.1f}{allowed}")
+            speedup = allowed(first, c)
+            said = f"   -j 1 / it: {speedup:.2f}x" if speedup is not None else ""
+            lines.append(f"{c.command:8}  {c.jobs:>2}  {'even path':18}  {even / 1e6:16.1f}{said}")
     return "\n".join(lines)
+
+
+def allowed(first: Count | None, other: Count) -> float | None:
+    """The speed-up over `first` (the `-j 1` count) that `other`'s instructions allow: its even
+    path's; None without either."""
+    even = other.even_path
+    return first.instructions / even if first is not None and even else None
 
 
 def excess(first: Count, other: Count) -> float:
@@ -231,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             "counts": [{**asdict(c), "instructions": c.instructions,
                         "excess": excess(first, c) if first and c is not first and not c.rc else None,
                         "even_path": c.even_path,
-                        "allowed": first.instructions / c.even_path if first and c.even_path else None}
+                        "allowed": allowed(first, c)}
                        for c in counts]}, indent=2) + "\n")
     return 1 if any(c.rc for c in counts) else 0
 
