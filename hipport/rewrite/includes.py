@@ -1,5 +1,7 @@
 """Rewrite `#include` paths from the includes table, drop duplicates this creates, and add
-`<hip/hip_runtime.h>` where device code relied on nvcc's implicit include."""
+`<hip/hip_runtime.h>` where the code relied on nvcc's implicit include: in device code without
+it, and before the HIP headers that came ahead of it (HIP 5.2's `hip_cooperative_groups.h`,
+`driver_types.h` and texture headers do not compile without it)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ def rewrite_includes(
     edits: list[Edit] = []
     seen: set[tuple[str, tuple]] = set()
     now_included: set[str] = set()
+    ahead: Directive | None = None  # the first CUDA header made HIP before any runtime include
     for d in lexed.includes:
         raw = d.path(data)
         path = raw.decode("utf-8", "surrogateescape")
@@ -39,6 +42,12 @@ def rewrite_includes(
                 edits.append(Edit(d.path_start, d.path_end, b'"' + new.encode() + b'"', "rename", path))
                 continue
         target = new if new is not None else path
+        if RUNTIME_HEADER not in now_included:
+            if target == RUNTIME_HEADER:
+                if ahead is not None:
+                    edits.append(_runtime_line_before(data, ahead))
+            elif new is not None and ahead is None:
+                ahead = d
         key = (target, d.branch)
         if new is not None and key in seen and not data[d.path_end : d.end].strip():
             # Two CUDA headers that map to one HIP header in the same #if branch: keep the first.
@@ -92,6 +101,12 @@ def runtime_include_edit(lexed: Lexed, newline: bytes, bom_len: int) -> Edit | N
     if pos >= len(data) and data and not data.endswith(b"\n"):
         return Edit(len(data), len(data), newline + line, "include", "")
     return Edit(start, start, line, "include", "")
+
+
+def _runtime_line_before(data: bytes, d: Directive) -> Edit:
+    """`#include <hip/hip_runtime.h>` on a line of its own before `d`'s, ended as that line is."""
+    newline = b"\r\n" if data[d.end : d.end + 2] == b"\r\n" else b"\n"
+    return Edit(d.start, d.start, b"#include <" + RUNTIME_HEADER.encode() + b">" + newline, "include", "")
 
 
 def _after_line(data: bytes, d: Directive, line: bytes, newline: bytes) -> Edit:

@@ -1,3 +1,4 @@
+#include <hip/hip_runtime.h>
 #include <hip/hip_fp16.h>
 #include <hip/hip_runtime.h>
 #if defined(CUDART_VERSION) && CUDART_VERSION >= 11000

@@ -1,4 +1,5 @@
 #ifdef USE_HALF
+#include <hip/hip_runtime.h>
 #include <hip/hip_fp16.h>
 typedef __half scalar_t;
 #else

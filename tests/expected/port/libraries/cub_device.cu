@@ -1,4 +1,5 @@
 #define HIPCUB_STDERR  // CubDebug prints what fails
+#include <hip/hip_runtime.h>
 #include <hipcub/hipcub.hpp>
 #include <hip/hip_runtime.h>
 

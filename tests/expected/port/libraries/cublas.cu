@@ -1,3 +1,4 @@
+#include <hip/hip_runtime.h>
 #include <hipblas/hipblas.h>
 #include <hip/hip_runtime.h>
 

@@ -1,3 +1,4 @@
+#include <hip/hip_runtime.h>
 #include <hipblaslt/hipblaslt.h>
 #include <hip/hip_runtime.h>
 

@@ -1,3 +1,4 @@
+#include <hip/hip_runtime.h>
 #include <hip/hip_complex.h>
 #include <hip/hip_runtime.h>
 
