@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hiptools import describe, hipcc_syntax_check, requires_hipcc
 from hipport import mappings
 from hipport.config import Settings
 from hipport.mappings import load, library_counts, parse_version
@@ -341,6 +342,35 @@ def test_macros():
     for name in ("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__"):
         assert name not in m.names and m.lookup(name).risk == "version-macro"
     assert "USE_CUDA" not in m.entries  # the project's own macro
+
+
+# The guards of CUDA's type headers, mapped to the guards of the HIP headers that
+# hip/hip_runtime.h includes: code that tests them (cuda-samples' helper_cuda.h defines
+# checkCudaErrors under `#ifdef __DRIVER_TYPES_H__`) stays compiled once the runtime is in.
+TYPE_GUARDS = ("__DRIVER_TYPES_H__", "__VECTOR_TYPES_H__", "__TEXTURE_TYPES_H__", "__SURFACE_TYPES_H__",
+               "__CHANNEL_DESCRIPTOR_H__", "__LIBRARY_TYPES_H__")
+_WITH_THE_RUNTIME = "which hip/hip_runtime.h includes"
+
+
+def test_type_header_guards_are_mapped():
+    rows = _table("macros")
+    with_runtime = {name for name, r in rows.items() if _WITH_THE_RUNTIME in r["note"]}
+    assert with_runtime == set(TYPE_GUARDS)
+    m, old = load(), load((5, 2))
+    for name in TYPE_GUARDS:
+        assert m.names[name] == old.names[name] == rows[name]["hip"]
+        assert rows[name]["hip"].startswith("HIP_INCLUDE_HIP_") and rows[name]["section"] == "Header guards"
+
+
+@requires_hipcc
+def test_type_header_guards_are_defined_by_the_hip_runtime(tmp_path):
+    rows = _table("macros")
+    checks = "".join(f"#ifndef {rows[n]['hip']}\n#error {n} -> {rows[n]['hip']}: not defined\n#endif\n"
+                     for n in TYPE_GUARDS)
+    source = tmp_path / "guards.hip"
+    source.write_text("#include <hip/hip_runtime.h>\n" + checks, encoding="utf-8")
+    proc = hipcc_syntax_check(source)
+    assert proc.returncode == 0, describe(proc)
 
 
 def test_macros_port():
