@@ -120,12 +120,17 @@ def event_create_flags(site: Site) -> Rewrite:
     return Rewrite("hipEventCreateWithFlags" if len(site.call.args) == 2 else _name(site))
 
 
-def host_malloc_flags(site: Site) -> Rewrite:
-    """cudaMallocHost(p, n) -> hipHostMalloc(p, n, hipHostMallocDefault)."""
-    if len(site.call.args) != 2:
-        return Rewrite(_name(site))
-    end = site.call.args[-1][1]
-    return Rewrite(_name(site), [Edit(end, end, b", hipHostMallocDefault", "transform", "")])
+def _trailing(count: int, value: bytes) -> Callable[[Site], Rewrite]:
+    """A call with `count` arguments gets `value` as one more: the flags CUDA's C++ API defaults
+    and HIP's function requires."""
+    def transform(site: Site) -> Rewrite:
+        if len(site.call.args) != count:
+            return Rewrite(_name(site))
+        end = site.call.args[-1][1]
+        return Rewrite(_name(site), [Edit(end, end, b", " + value, "transform", "")])
+
+    transform.__doc__ = f"A call with {count} arguments gets `{value.decode()}` as argument {count}."
+    return transform
 
 
 _HIP_SYMBOL = regexes.compile(rb"HIP_SYMBOL\s*\(")
@@ -212,7 +217,8 @@ NAMESPACE_ONLY = "namespace_only"
 
 TRANSFORMS: dict[str, Callable[[Site], Rewrite]] = {
     "event_create_flags": event_create_flags,
-    "host_malloc_flags": host_malloc_flags,
+    "host_malloc_flags": _trailing(2, b"hipHostMallocDefault"),  # cudaMallocHost(p, n)
+    "stream_wait_event_flags": _trailing(2, b"0"),  # cudaStreamWaitEvent(s, e): HIP 5.2 has no default
     "symbol_arg0": _symbol(0),
     "symbol_arg1": _symbol(1),
     "function_arg0": _function(0),

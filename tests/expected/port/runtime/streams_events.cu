@@ -21,6 +21,7 @@ float run(float* host, float* dev, int n) {
     hipStreamWaitEvent(compute_stream, copied, 0);
     touch<<<(n + 255) / 256, 256, 0, compute_stream>>>(dev, n);
     hipEventRecord(stop, compute_stream);
+    hipStreamWaitEvent(copy_stream, stop, 0);  // flags default to 0 in CUDA, not in HIP 5.2
 
     while (hipEventQuery(stop) == hipErrorNotReady) {
     }
