@@ -342,6 +342,9 @@ def test_macros():
     for name in ("CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__"):
         assert name not in m.names and m.lookup(name).risk == "version-macro"
     assert "USE_CUDA" not in m.entries  # the project's own macro
+    # HIP on AMD has no callback calling-convention macro: a finding, with what to do.
+    assert "CUDART_CB" not in m.names and m.lookup("CUDART_CB").risk == "unsupported-api"
+    assert "define CUDART_CB empty" in m.lookup("CUDART_CB").note
 
 
 # The guards of CUDA's type headers, mapped to the guards of the HIP headers that
@@ -379,6 +382,9 @@ def test_macros_port():
     text = _port(code).data.decode()
     assert "defined(__HIPCC__) && !defined(__HIPCC_RTC__)" in text
     assert "CUDA_VERSION >= 11000 && __CUDA_ARCH__ >= 800" in text
+    cb = _port("void CUDART_CB done(cudaStream_t s, cudaError_t e, void* p);\n")
+    assert b"void CUDART_CB done(hipStream_t s, hipError_t e, void* p);" in cb.data
+    assert [f.rule for f in cb.result.findings if "CUDART_CB" in f.message] == ["HP501"]
 
 
 # ---------------------------------------------------------------------------------------------
