@@ -4,7 +4,8 @@ per file OK, FAIL (with the first error) or MISSING (a library header that is no
 The compile is `hipcc --offload-arch=ARCH -std=c++17 -fsyntax-only -x hip FILE` with
 HIP_PLATFORM=amd (hipcc would otherwise forward to nvcc where one is installed), an explicit
 --offload-arch (without one hipcc probes for a GPU), `-x hip` (hipcc compiles .h/.hpp as plain
-C++ otherwise) and -Wno-unused-command-line-argument (hipcc always appends link flags). Include
+C++ otherwise; a .c file is compiled as C, without the C++ -std) and
+-Wno-unused-command-line-argument (hipcc always appends link flags). Include
 folders come from the build files (CMake include_directories / target_include_directories,
 setup.py include_dirs, Makefile -I) and from -I; PyTorch extension sources also get the
 installed torch's include folders and the defines CUDAExtension passes on ROCm.
@@ -226,11 +227,12 @@ def uses_torch(path: Path) -> bool:
 
 def command(hipcc: str, path: Path, opts: Options, include_dirs: Iterable[Path],
             defines: Iterable[str]) -> list[str]:
-    cmd = [hipcc, f"--offload-arch={opts.offload_arch}", f"-std={opts.std}", "-fsyntax-only",
-           "-Wno-unused-command-line-argument"]
+    c_file = path.suffix.lower() == ".c"  # C stays C: clang refuses a C++ -std for it
+    cmd = [hipcc, f"--offload-arch={opts.offload_arch}", *([] if c_file else [f"-std={opts.std}"]),
+           "-fsyntax-only", "-Wno-unused-command-line-argument"]
     cmd += [f"-I{d}" for d in include_dirs]
     cmd += [f"-D{d}" for d in defines]
-    if path.suffix.lower() != ".c":
+    if not c_file:
         cmd += ["-x", "hip"]
     cmd.append(str(path))
     return cmd

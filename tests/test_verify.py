@@ -97,7 +97,8 @@ def test_command_has_the_hipcc_facts(tmp_path):
                        "-Wno-unused-command-line-argument"]
     assert cmd[-3:] == ["-x", "hip", str(tmp_path / "a.h")]  # headers too are compiled as HIP
     assert f"-I{tmp_path / 'inc'}" in cmd and "-DX=1" in cmd
-    assert "-x" not in verify.command("hipcc", tmp_path / "a.c", opts, [], [])  # C stays C
+    c_cmd = verify.command("hipcc", tmp_path / "a.c", opts, [], [])  # C stays C
+    assert "-x" not in c_cmd and not any(arg.startswith("-std=") for arg in c_cmd)
 
 
 def test_outcomes_with_a_stand_in_hipcc(tmp_path, fake_hipcc):
@@ -218,6 +219,17 @@ def test_verify_reports_a_real_compile_error(tmp_path, capsys):
     assert run_cli(str(root)) == 1
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("FAIL"))
     assert "k.hip:2:" in line and "undeclared" in line
+
+
+@requires_hipcc
+@pytest.mark.hipcc
+def test_verify_compiles_a_c_file_as_c(tmp_path, capsys):
+    # A tree's C files (cuda-samples' GL helpers) are compiled as C: clang refuses -std=c++17 there.
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "helper.c").write_text("static int twice(int x) { return 2 * x; }\nint four(void) { return twice(2); }\n")
+    assert run_cli(str(root)) == 0
+    assert any(line.startswith("OK") and "helper.c" in line for line in capsys.readouterr().out.splitlines())
 
 
 @requires_hipcc
