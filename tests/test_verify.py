@@ -210,26 +210,30 @@ def test_verify_ported_plain_cuda_example(tmp_path, capsys):
     assert statuses["src/blas_ops.cu"] in ("OK", "MISSING")
 
 
+def verify_one(folder: Path, name: str, text: str, capsys) -> tuple[int, str]:
+    """`hipport verify` of a folder holding one file: its exit code, and the file's line."""
+    folder.mkdir()
+    (folder / name).write_text(text)
+    code = run_cli(str(folder))
+    return code, next(line for line in capsys.readouterr().out.splitlines() if name in line)
+
+
 @requires_hipcc
 @pytest.mark.hipcc
 def test_verify_reports_a_real_compile_error(tmp_path, capsys):
-    root = tmp_path / "bad"
-    root.mkdir()
-    (root / "k.hip").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = undeclared; }\n")
-    assert run_cli(str(root)) == 1
-    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("FAIL"))
-    assert "k.hip:2:" in line and "undeclared" in line
+    code, line = verify_one(tmp_path / "bad", "k.hip",
+                            "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = undeclared; }\n", capsys)
+    assert code == 1
+    assert line.startswith("FAIL") and "k.hip:2:" in line and "undeclared" in line
 
 
 @requires_hipcc
 @pytest.mark.hipcc
 def test_verify_compiles_a_c_file_as_c(tmp_path, capsys):
     # A tree's C files (cuda-samples' GL helpers) are compiled as C: clang refuses -std=c++17 there.
-    root = tmp_path / "c"
-    root.mkdir()
-    (root / "helper.c").write_text("static int twice(int x) { return 2 * x; }\nint four(void) { return twice(2); }\n")
-    assert run_cli(str(root)) == 0
-    assert any(line.startswith("OK") and "helper.c" in line for line in capsys.readouterr().out.splitlines())
+    code, line = verify_one(tmp_path / "c", "helper.c",
+                            "static int twice(int x) { return 2 * x; }\nint four(void) { return twice(2); }\n", capsys)
+    assert code == 0 and line.startswith("OK")
 
 
 @requires_hipcc
