@@ -30,6 +30,9 @@ CASES = {
     "ended-as-the-line-it-precedes": (
         b"#include <cooperative_groups.h>\r\n#include <cuda_runtime.h>\r\n",
         RUNTIME + b"\r\n#include <hip/hip_cooperative_groups.h>\r\n" + RUNTIME + b"\r\n"),
+    "after-a-byte-order-mark": (
+        b"\xef\xbb\xbf#include <cooperative_groups.h>\n#include <cuda_runtime.h>\n",
+        b"\xef\xbb\xbf" + RUNTIME + b"\n#include <hip/hip_cooperative_groups.h>\n" + RUNTIME + b"\n"),
     "inside-the-branch-of-that-header": (
         b"#ifdef USE_CG\n#  include <cooperative_groups.h>\n#endif\n#include <cuda_runtime.h>\n",
         b"#ifdef USE_CG\n" + RUNTIME + b"\n#  include <hip/hip_cooperative_groups.h>\n#endif\n" + RUNTIME + b"\n"),
