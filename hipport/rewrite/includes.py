@@ -11,6 +11,7 @@ from hipport.mappings import Mappings
 from hipport.parse.lexer import Directive, Lexed
 
 RUNTIME_HEADER = "hip/hip_runtime.h"
+_RUNTIME_LINE = b"#include <" + RUNTIME_HEADER.encode() + b">"  # without its line ending
 _GUARD_DEFINE = regexes.compile(rb"[ \t]*#[ \t]*define[ \t]+(\w+)")
 _GUARD_IFNDEF = regexes.compile(rb"[ \t]*#[ \t]*ifndef[ \t]+(\w+)")
 _PRAGMA_ONCE = regexes.compile(rb"[ \t]*#[ \t]*pragma[ \t]+once\b")
@@ -69,7 +70,7 @@ def runtime_include_edit(lexed: Lexed, newline: bytes, bom_len: int) -> Edit | N
     """Where `#include <hip/hip_runtime.h>` goes: before the first top-level include, else after
     a header guard or `#pragma once`, else before the first line of code."""
     data = lexed.data
-    line = b"#include <" + RUNTIME_HEADER.encode() + b">" + newline
+    line = _RUNTIME_LINE + newline
     directives = lexed.directives
     for d in directives:
         if d.is_include and not d.branch:
@@ -106,7 +107,7 @@ def runtime_include_edit(lexed: Lexed, newline: bytes, bom_len: int) -> Edit | N
 def _runtime_line_before(data: bytes, d: Directive) -> Edit:
     """`#include <hip/hip_runtime.h>` on a line of its own before `d`'s, ended as that line is."""
     newline = b"\r\n" if data[d.end : d.end + 2] == b"\r\n" else b"\n"
-    return Edit(d.start, d.start, b"#include <" + RUNTIME_HEADER.encode() + b">" + newline, "include", "")
+    return Edit(d.start, d.start, _RUNTIME_LINE + newline, "include", "")
 
 
 def _after_line(data: bytes, d: Directive, line: bytes, newline: bytes) -> Edit:
