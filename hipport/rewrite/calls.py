@@ -7,6 +7,7 @@ own rename edits: a transform only wraps, inserts or removes whole arguments.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -120,16 +121,17 @@ def event_create_flags(site: Site) -> Rewrite:
     return Rewrite("hipEventCreateWithFlags" if len(site.call.args) == 2 else _name(site))
 
 
-def _trailing(count: int, value: bytes) -> Callable[[Site], Rewrite]:
-    """A call with `count` arguments gets `value` as one more: the flags CUDA's C++ API defaults
-    and HIP's function requires."""
+def _defaults(count: int, *values: bytes) -> Callable[[Site], Rewrite]:
+    """A call with `count` or more arguments, but fewer than `count + len(values)`, gets the
+    missing ones from `values`: the defaults CUDA's C++ API declares and HIP's function lacks."""
     def transform(site: Site) -> Rewrite:
-        if len(site.call.args) != count:
+        n = len(site.call.args)
+        if not count <= n < count + len(values):
             return Rewrite(_name(site))
         end = site.call.args[-1][1]
-        return Rewrite(_name(site), [Edit(end, end, b", " + value, "transform", "")])
+        return Rewrite(_name(site), [Edit(end, end, b"".join(b", " + v for v in values[n - count:]),
+                                          "transform", "")])
 
-    transform.__doc__ = f"A call with {count} arguments gets `{value.decode()}` as argument {count}."
     return transform
 
 
@@ -149,6 +151,23 @@ def _function(index: int) -> Callable[[Site], Rewrite]:
         return Rewrite(_name(site), _wrap(site, index, b"reinterpret_cast<const void*>(", b")", _CAST))
 
     transform.__doc__ = f"Argument {index} is a kernel: HIP takes it as `const void*`."
+    return transform
+
+
+# An argument that is already `(void **)...`, or any cast: left as written.
+_VOID_PP = regexes.compile(rb"\(\s*void\s*\*\s*\*\s*\)|reinterpret_cast\s*<|static_cast\s*<")
+# A postfix expression a cast may precede without parentheses: `&p`, `&s.p`, `&a[i]`, `p`.
+_POSTFIX = regexes.compile(rb"&?\s*[A-Za-z_][\w.]*(?:(?:->|\.)\w+|\[[^\[\]]*\])*\Z")
+
+
+def _void_pp(index: int) -> Callable[[Site], Rewrite]:
+    def transform(site: Site) -> Rewrite:
+        text = _arg(site, index)
+        if text is not None and _POSTFIX.match(text):
+            s, _ = site.call.args[index]
+            return Rewrite(_name(site), [] if _VOID_PP.match(text) else [Edit(s, s, b"(void **)", "transform", site.cuda)])
+        return Rewrite(_name(site), _wrap(site, index, b"(void **)(", b")", _VOID_PP))
+
     return transform
 
 
@@ -215,17 +234,56 @@ def syncwarp(site: Site) -> Rewrite:
 # by the renamer itself.
 NAMESPACE_ONLY = "namespace_only"
 
-TRANSFORMS: dict[str, Callable[[Site], Rewrite]] = {
+# The transforms a table's `transform` cell names as they are.
+_NAMED: dict[str, Callable[[Site], Rewrite]] = {
     "event_create_flags": event_create_flags,
-    "host_malloc_flags": _trailing(2, b"hipHostMallocDefault"),  # cudaMallocHost(p, n)
-    "stream_wait_event_flags": _trailing(2, b"0"),  # cudaStreamWaitEvent(s, e): HIP 5.2 has no default
-    "symbol_arg0": _symbol(0),
-    "symbol_arg1": _symbol(1),
-    "function_arg0": _function(0),
-    "function_arg1": _function(1),
     "graph_instantiate_flags": graph_instantiate_flags,
     "ctx_create_params": ctx_create_params,
     "warp_sync": warp_sync,
     "activemask": activemask,
     "syncwarp": syncwarp,
 }
+
+# The ones a cell parametrises: `defaults(2, 0)`, `symbol(1)`, `function(0)`, `void_pp(0)`.
+_FACTORIES: dict[str, Callable[..., Callable[[Site], Rewrite]]] = {
+    "defaults": lambda count, *values: _defaults(int(count), *(v.encode("ascii") for v in values)),
+    "symbol": lambda index: _symbol(int(index)),
+    "function": lambda index: _function(int(index)),
+    "void_pp": lambda index: _void_pp(int(index)),
+}
+
+_SPEC = re.compile(r"\s*(\w+)\s*(?:\(([^()]*)\))?\s*\Z")
+
+
+def _one(spec: str) -> Callable[[Site], Rewrite]:
+    m = _SPEC.match(spec)
+    if m is None:
+        raise ValueError(f"not a transform: {spec!r}")
+    name, params = m.groups()
+    if params is None:
+        if name not in _NAMED:
+            raise ValueError(f"unknown transform {name!r} (known: {', '.join(sorted(_NAMED))})")
+        return _NAMED[name]
+    if name not in _FACTORIES:
+        raise ValueError(f"unknown transform {name}(...) (known: {', '.join(sorted(_FACTORIES))})")
+    try:
+        return _FACTORIES[name](*(p.strip() for p in params.split(",")))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"bad arguments in transform {spec!r}: {e}") from None
+
+
+@functools.cache
+def transform_for(spec: str) -> Callable[[Site], Rewrite]:
+    """The rewrite a table's `transform` cell names: `name`, `name(arg, ...)`, or several joined
+    by `+`, applied to the same call in turn (each edits its own arguments; the first new name
+    wins). ValueError for a cell that names none."""
+    parts = [_one(p) for p in spec.split("+")]
+    if len(parts) == 1:
+        return parts[0]
+
+    def chained(site: Site) -> Rewrite:
+        done = [t(site) for t in parts]
+        name = next((d.name for d in done if d.name != _name(site)), _name(site))
+        return Rewrite(name, [e for d in done for e in d.edits], [n for d in done for n in d.notes])
+
+    return chained

@@ -10,7 +10,7 @@ from hipport.edits import Edit
 from hipport.mappings import Mappings
 from hipport.parse.declarations import own_among, user_declared
 from hipport.parse.lexer import Lexed
-from hipport.rewrite.calls import NAMESPACE_ONLY, TRANSFORMS, Site, parse_call
+from hipport.rewrite.calls import NAMESPACE_ONLY, Site, parse_call, transform_for
 from hipport.tuples import NamedTuple
 
 # What a leftover CUDA API name looks like: reported as `unmapped` so nothing stays CUDA silently.
@@ -147,7 +147,7 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
         elif transform is not None:
             call = parse_call(data, tok.end)
             if call is not None:
-                done = TRANSFORMS[transform](Site(data, word, new or "", call, mappings.target_hip))
+                done = transform_for(transform)(Site(data, word, new or "", call, mappings.target_hip))
                 new = done.name if done.name != word else None
                 edits.extend(done.edits)
                 notes.extend((tok.start, n) for n in done.notes)
