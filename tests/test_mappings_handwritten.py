@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hiptools import describe, hipcc_syntax_check, requires_hipcc
+from hiptools import describe, find_hip_header, find_hipcc, hipcc_syntax_check, requires_hipcc
 from hipport import mappings
 from hipport.config import Settings
 from hipport.mappings import load, library_counts, parse_version
@@ -376,6 +376,33 @@ def test_type_header_guards_are_defined_by_the_hip_runtime(tmp_path):
     assert proc.returncode == 0, describe(proc)
 
 
+# The macros code tests to know a CUDA library's header came in (cuda-samples' helper_cuda.h
+# defines its cuBLAS/cuFFT/cuSPARSE/cuSOLVER/cuRAND error strings under them): the HIP
+# library header the port includes instead must define the mapped name.
+LIBRARY_GUARDS = [("cublas_v2.h", "CUBLAS_API_H_"), ("cufft.h", "_CUFFT_H_"), ("cusparse.h", "CUSPARSEAPI"),
+                  ("cusolverDn.h", "CUSOLVER_COMMON_H_"), ("curand.h", "CURAND_H_"), ("curand.h", "CURANDAPI")]
+
+
+def test_library_guards_are_the_tables_whole_section():
+    rows = _table("macros")
+    assert {n for n, r in rows.items() if r["section"] == "Library guards"} == {g for _, g in LIBRARY_GUARDS}
+
+
+@pytest.mark.parametrize("header, guard", LIBRARY_GUARDS)
+def test_library_guards_follow_the_header(tmp_path, header, guard):
+    code = f"#include <{header}>\n#ifndef {guard}\n#error the guard is not defined\n#endif\n"
+    text = port_source(code.encode(), "t.cpp", "cpp", Settings(target_hip=(5, 2))).data.decode()
+    hip_header = re.match(r"#include <([^>]+)>", text).group(1)
+    mapped = _table("macros")[guard]["hip"]
+    assert text.splitlines()[1:] == [f"#ifndef {mapped}", "#error the guard is not defined", "#endif"]
+    if find_hipcc() is None or find_hip_header(hip_header) is None:
+        pytest.skip(f"{hip_header} is not installed here, or hipcc is not: the rename is checked as text")
+    source = tmp_path / "guard.hip"
+    source.write_text(text, encoding="utf-8")
+    proc = hipcc_syntax_check(source)
+    assert proc.returncode == 0, describe(proc)
+
+
 def test_macros_port():
     code = ("#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)\n#endif\n"
             "#if CUDA_VERSION >= 11000 && __CUDA_ARCH__ >= 800\n#endif\n")
@@ -499,6 +526,20 @@ def test_includes_added():
         assert header in m.include_library and header not in m.includes, header
     assert m.includes["cusparseLt.h"] == "hipsparselt/hipsparselt.h"
     assert "cusparseLt.h" not in old.includes
+
+
+@requires_hipcc
+def test_driver_functions_header_brings_the_make_helpers(tmp_path):
+    # HIPIFY does not map driver_functions.h; the make_hip* helpers are in hip_runtime_api.h.
+    code = ("#include <driver_functions.h>\n"
+            "cudaExtent e = make_cudaExtent(1, 2, 3);\ncudaPos p = make_cudaPos(0, 0, 0);\n"
+            "cudaPitchedPtr q = make_cudaPitchedPtr(nullptr, 16, 4, 4);\n")
+    text = port_source(code.encode(), "t.cpp", "cpp", Settings(target_hip=(5, 2))).data.decode()
+    assert text.startswith("#include <hip/hip_runtime_api.h>\nhipExtent e = make_hipExtent(1, 2, 3);")
+    source = tmp_path / "extent.cpp"
+    source.write_text(text, encoding="utf-8")
+    proc = hipcc_syntax_check(source)
+    assert proc.returncode == 0, describe(proc)
 
 
 # ---------------------------------------------------------------------------------------------
