@@ -252,7 +252,7 @@ _FACTORIES: dict[str, Callable[..., Callable[[Site], Rewrite]]] = {
     "void_pp": lambda index: _void_pp(int(index)),
 }
 
-_SPEC = re.compile(r"\s*(\w+)\s*(?:\(([^()]*)\))?\s*\Z")
+_SPEC = regexes.compile(r"\s*(\w+)\s*(?:\(([^()]*)\))?\s*\Z")
 
 
 def _one(spec: str) -> Callable[[Site], Rewrite]:
