@@ -345,6 +345,9 @@ def test_macros():
     # HIP on AMD has no callback calling-convention macro: a finding, with what to do.
     assert "CUDART_CB" not in m.names and m.lookup("CUDART_CB").risk == "unsupported-api"
     assert "define CUDART_CB empty" in m.lookup("CUDART_CB").note
+    # nor a __grid_constant__ kernel-parameter annotation: a by-value parameter needs none
+    assert "__grid_constant__" not in m.names and m.lookup("__grid_constant__").risk == "unsupported-api"
+    assert "Define __grid_constant__ empty for HIP builds" in m.lookup("__grid_constant__").note
 
 
 # The guards of CUDA's type headers, mapped to the guards of the HIP headers that
