@@ -14,7 +14,7 @@ CATEGORY_CODES = {
     "deprecated-api": 550, "tensor-core": 600, "shared-memory-limit": 650, "arch-macro": 700,
     "version-macro": 750, "cooperative-groups": 800, "async-copy": 850,
     "cuda-only-library": 900, "library-semantics": 950, "unified-memory": 1000,
-    "launch-bounds": 1050, "build-flags": 1100, "pytorch-extension": 1150,
+    "launch-bounds": 1050, "build-flags": 1100, "pytorch-extension": 1150, "declaration-clash": 1200,
     "suppression": 1900,  # hipport's own: unused suppressions
 }
 

@@ -1,0 +1,147 @@
+"""declaration-clash: the code's own declarations that clash with HIP's once ported.
+
+Both rules report code that nvcc accepts and hipcc rejects after a faithful rename: the port is
+right name by name, and the clash comes from what HIP declares differently (one type where CUDA
+has two, operators HIP's vector types already define).
+"""
+
+from __future__ import annotations
+
+from hipport import regexes
+from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
+
+_WORD = regexes.compile(r"\w+")
+_SPACES = regexes.compile(r"\s+")
+_PUNCT_SPACES = regexes.compile(r"\s*([*&,<>()\[\]])\s*")  # `const char *` and `const char*` alike
+# A CUDA driver-API type name (CUresult, CUstream, CUdeviceptr): the runtime API's counterpart
+# maps to the same HIP type, so these are the files where overloads can merge.
+_DRIVER_TYPE = regexes.compile(rb"\bCU[a-z]")
+# Where a function's name stands in its declarator (not a function pointer's `(*cb)`).
+_NAMES = frozenset({"identifier", "field_identifier", "qualified_identifier", "operator_name",
+                    "destructor_name", "template_function"})
+_SCOPES = ("namespace_definition", "class_specifier", "struct_specifier", "union_specifier")
+
+
+def _param_name(param):
+    """The identifier a parameter declares, or None (an unnamed parameter)."""
+    node = param.child_by_field_name("declarator")
+    while node is not None and node.type != "identifier":
+        inner = node.child_by_field_name("declarator")
+        if inner is None:  # `(&arr)`: the parenthesised declarator has no field name
+            inner = next((c for c in node.named_children if c.type.endswith("declarator") or c.type == "identifier"), None)
+        node = inner
+    return node
+
+
+def _signature(data: bytes, params) -> tuple[str, ...]:
+    """Each parameter's type as written: its text without the name or a default value."""
+    out = []
+    for p in params.named_children:
+        if p.type == "comment":
+            continue
+        end = p.end_byte
+        if p.type == "optional_parameter_declaration":
+            value = p.child_by_field_name("default_value")
+            if value is not None:
+                end = value.start_byte
+        text = data[p.start_byte:end]
+        name = _param_name(p)
+        if name is not None and name.end_byte <= end:
+            text = data[p.start_byte:name.start_byte] + data[name.end_byte:end]
+        text = _SPACES.sub(" ", text.decode("utf-8", "replace").strip().rstrip("=").strip())
+        out.append(_PUNCT_SPACES.sub(r"\1", text))
+    return tuple(out)
+
+
+def _ported(signature: tuple[str, ...], names) -> tuple[str, ...]:
+    return tuple(_WORD.sub(lambda m: names.get(m.group(), m.group()), t) for t in signature)
+
+
+@rule(code="HP1201", name="overloads-merged-by-port", category="declaration-clash",
+      severity="error", effort="low", triggers=(_DRIVER_TYPE,))
+def overloads_merged_by_port(ctx):
+    """Reports overloads whose CUDA parameter types become one HIP type.
+
+    What it does:
+    Flags a function declared twice in one scope with parameter types that differ in CUDA
+    but not after the port: CUresult and cudaError_t both become hipError_t, CUstream and
+    cudaStream_t both hipStream_t, and so on for the driver and runtime API types.
+
+    Why it matters on AMD GPUs:
+    HIP has one API where CUDA has a driver and a runtime API, so their types are one type.
+    Overloads on the two (an error-string helper for each, as in cuda-samples' helper_cuda.h)
+    become two definitions of the same function: hipcc stops with "redefinition".
+
+    Example:
+    const char* errorName(cudaError_t e);
+    const char* errorName(CUresult e);
+
+    Fix:
+    Keep one of them for HIP: put the other under `#if !defined(__HIP_PLATFORM_AMD__)`, or
+    give the two different names.
+    """
+    data, names = ctx.data, ctx.mappings.names
+    seen: dict[tuple, tuple[tuple[str, ...], int]] = {}
+    for decl in sx.nodes(ctx, "function_declarator"):
+        name = decl.child_by_field_name("declarator")
+        params = decl.child_by_field_name("parameters")
+        if name is None or params is None or name.type not in _NAMES:
+            continue
+        if not sx.relevant(ctx, name.start_byte):
+            continue
+        scope = next(sx.enclosing(ctx, decl, *_SCOPES), None)
+        signature = _signature(data, params)
+        key = (scope.start_byte if scope is not None else -1, sx.text(name), _ported(signature, names))
+        first = seen.setdefault(key, (signature, name.start_byte))
+        if first[0] == signature:
+            continue  # the same declaration again (a prototype and its definition)
+        what = sx.text(name)
+        line = ctx.source.line_col(first[1])[0]
+        yield Hit(name.start_byte, name.end_byte,
+                  f"`{what}({', '.join(signature)})` and `{what}({', '.join(first[0])})` (line {line}) "
+                  f"become one signature in HIP, `{what}({', '.join(key[2])})`: the overloads are "
+                  f"a redefinition there",
+                  "keep one for HIP (the other under #if !defined(__HIP_PLATFORM_AMD__)), or rename one")
+
+
+# The vector types HIP defines as HIP_vector_type, whose members include `+=`, `-=`, `*=` and
+# `/=` taking the same vector type: a user's non-member operator with those operands makes every
+# use ambiguous (checked with hipcc 5.2; `%=`, `&=`, ... and scalar right operands are fine).
+_VECTOR = (rb"(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]")
+_COMPOUND = regexes.compile(
+    rb"\boperator\s*([-+*/])=\s*\(\s*(?:const\s+)?(" + _VECTOR + rb")\s*&\s*\w*\s*,\s*(?:const\s+)?("
+    + _VECTOR + rb")\s*&?\s*\w*\s*\)")
+
+
+@rule(code="HP1202", name="vector-compound-operator-redefined", category="declaration-clash",
+      severity="error", effort="low", triggers=(regexes.compile(rb"operator\s*[-+*/]="),))
+def vector_compound_operator_redefined(ctx):
+    """Reports `+=`, `-=`, `*=` or `/=` defined for two CUDA vectors of the same type.
+
+    What it does:
+    Flags a non-member operator+=, -=, *= or /= whose operands are both the same vector type
+    (float3, float4, int2, ...), as helper_math.h-style headers define them.
+
+    Why it matters on AMD GPUs:
+    CUDA's vector types are plain structs without operators. HIP's are HIP_vector_type
+    templates that already have these operators as members, so with the header's own every
+    `a += b` is ambiguous and hipcc stops ("use of overloaded operator '+=' is ambiguous").
+    Operators with a scalar right side, binary `+`, and the other compound operators do not
+    clash.
+
+    Example:
+    inline __host__ __device__ void operator+=(float4& a, float4 b) { a.x += b.x; ... }
+
+    Fix:
+    Put the definition under `#if !defined(__HIP_PLATFORM_AMD__)`: HIP's member operator does
+    the same component-wise update.
+    """
+    for m in ctx.code_matches(_COMPOUND):
+        if m.group(2) != m.group(3) or not sx.relevant(ctx, m.start()):
+            continue
+        vec = m.group(2).decode()
+        yield Hit(m.start(), m.end(1) + 1,
+                  f"`{vec} {m.group(1).decode()}= {vec}` is a member of HIP's {vec}: with this "
+                  "definition too, every use is ambiguous under hipcc",
+                  "put it under #if !defined(__HIP_PLATFORM_AMD__); HIP's operator does the same")
