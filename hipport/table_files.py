@@ -4,6 +4,7 @@ computes without importing hipport.mappings)."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from hipport import TYPE_CHECKING
@@ -34,6 +35,11 @@ def table_dir() -> Any:
     return here.parent / "mappings"
 
 
+# Folders of data tables that are not name tables: build_files (build-file rewrites),
+# structs (CUDA struct fields and their HIP counterparts). Read with data_table().
+DATA_FOLDERS = ("build_files", "structs")
+
+
 def table_paths(directory: Any) -> list[tuple[str, Any]]:
     """(name relative to the table folder, path) of every table, build-file tables included,
     in name order."""
@@ -42,7 +48,7 @@ def table_paths(directory: Any) -> list[tuple[str, Any]]:
         for entry in sorted(directory.iterdir(), key=lambda p: p.name):
             if entry.name.endswith(".tsv") and entry.is_file():
                 out.append((entry.name, entry))
-            elif entry.is_dir() and entry.name == "build_files":
+            elif entry.is_dir() and entry.name in DATA_FOLDERS:
                 out += [(f"{entry.name}/{sub.name}", sub)
                         for sub in sorted(entry.iterdir(), key=lambda p: p.name) if sub.name.endswith(".tsv")]
     except OSError as exc:
@@ -70,3 +76,29 @@ def tables_stamp(directory: Any = None) -> bytes:
         except (OSError, AttributeError, NotImplementedError):  # a table inside a zip
             parts.append(f"{name}:{blake2b(path.read_bytes(), digest_size=16).hexdigest()}")
     return "\n".join(parts).encode()
+
+
+@functools.lru_cache(maxsize=None)
+def data_table(folder: str, name: str) -> tuple[dict[str, str], ...]:
+    """Rows of FOLDER/NAME.tsv (a DATA_FOLDERS table) as dicts keyed by the header (`#` lines
+    are comments)."""
+    where = f"{folder}/{name}.tsv"
+    try:
+        text = table_dir().joinpath(folder).joinpath(name + ".tsv").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MappingError(f"{where}: cannot read: {exc}") from exc
+    header: list[str] | None = None
+    rows = []
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if header is None:
+            header = cells
+            continue
+        if len(cells) != len(header):
+            raise MappingError(f"{where}:{lineno}: {len(cells)} cells, header has {len(header)}")
+        rows.append(dict(zip(header, cells)))
+    if header is None:
+        raise MappingError(f"{where}: no header row")
+    return tuple(rows)

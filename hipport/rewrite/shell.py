@@ -11,11 +11,9 @@ import bisect
 import functools
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 from hipport import regexes
 from hipport.edits import Edit
-from hipport.errors import MappingError
 from hipport.parse.hash_comments import Spans
 from hipport.source import bom_length
 from hipport.tuples import NamedTuple
@@ -24,38 +22,11 @@ from hipport.tuples import NamedTuple
 # the tables
 
 
-def _build_dir() -> Path:
-    from hipport.table_files import table_dir  # noqa: PLC0415 - keeps this module cheap to import
-
-    d = table_dir().joinpath("build_files")
-    if d.is_dir():
-        return d
-    return Path(__file__).resolve().parents[2] / "mappings" / "build_files"
-
-
-@functools.lru_cache(maxsize=None)
 def table(name: str) -> tuple[dict[str, str], ...]:
-    """Rows of mappings/build_files/NAME.tsv as dicts keyed by the header (`#` lines are comments)."""
-    path = _build_dir().joinpath(name + ".tsv")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MappingError(f"build_files/{name}.tsv: cannot read: {exc}") from exc
-    header: list[str] | None = None
-    rows = []
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line or line.startswith("#"):
-            continue
-        cells = line.split("\t")
-        if header is None:
-            header = cells
-            continue
-        if len(cells) != len(header):
-            raise MappingError(f"build_files/{name}.tsv:{lineno}: {len(cells)} cells, header has {len(header)}")
-        rows.append(dict(zip(header, cells)))
-    if header is None:
-        raise MappingError(f"build_files/{name}.tsv: no header row")
-    return tuple(rows)
+    """Rows of mappings/build_files/NAME.tsv as dicts keyed by the header."""
+    from hipport.table_files import data_table  # noqa: PLC0415 - keeps this module cheap to import
+
+    return data_table("build_files", name)
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,87 @@
+"""unsupported-api: cudaDeviceProp fields that hipDeviceProp_t lacks at the target.
+
+The renamer leaves member names alone (`obj.cudaMalloc` is not CUDA's), so a field read of a
+device-properties struct keeps its CUDA name; this rule reports the ones HIP's struct does
+not have, from the data in mappings/structs/device_props.tsv.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from hipport import regexes
+from hipport.mappings import _major_minor
+from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
+from hipport.table_files import data_table
+
+
+@functools.lru_cache(maxsize=8)
+def _missing(target: tuple[int, int]):
+    """(pattern of `.field` / `->field` reads, field -> (message, suggestion)) for the fields
+    the target's hipDeviceProp_t does not have as CUDA spells them."""
+    found: dict[str, tuple[str, str]] = {}
+    for r in data_table("structs", "device_props"):
+        field, hip, added = r["field"], r["hip"], _major_minor(r["hip_added"])
+        late = added is not None and added > target
+        when = f" from HIP {added[0]}.{added[1]} (target {target[0]}.{target[1]})" if late else ""
+        if not hip:
+            found[field] = (f"`{field}`: {r['note']}",
+                            "drop it for ROCm, or query hipDeviceGetAttribute where HIP has the attribute")
+        elif hip != field:
+            found[field] = (f"`{field}` is `{hip}` in hipDeviceProp_t{when}", f"read {hip} instead")
+        elif late:
+            found[field] = (f"`{field}`: hipDeviceProp_t has this field{when}",
+                            "target a newer HIP (--target-hip), or query hipDeviceGetAttribute "
+                            "where the target has the attribute")
+    names = b"|".join(sorted((f.encode() for f in found), key=len, reverse=True))
+    return regexes.compile(rb"(?:\.|->)\s*(" + names + rb")\b"), found
+
+
+@rule(code="HP502", name="device-property-not-in-hip", category="unsupported-api",
+      severity="error", effort="low", triggers=(b"DeviceProp",))
+def device_property_not_in_hip(ctx):
+    """Reports reads of cudaDeviceProp fields that hipDeviceProp_t does not have.
+
+    What it does:
+    In files that use cudaDeviceProp, flags `.field` and `->field` reads of its fields that
+    the target HIP's hipDeviceProp_t lacks: most of CUDA's newer fields (unifiedAddressing,
+    asyncEngineCount, sharedMemPerBlockOptin, maxTexture1DLayered, uuid, ...) came to HIP
+    only with 6.0, a few have no HIP field at all (mpsEnabled, hostNumaId, ...), and two are
+    spelled with Hip (sparseHipArraySupported, deferredMappingHipArraySupported).
+
+    A field name that a struct of the file's own also declares is not reported: the read
+    may be of that struct.
+
+    Why it matters on AMD GPUs:
+    The port renames cudaDeviceProp to hipDeviceProp_t but, rightly, no member names, so the
+    read stays as written and hipcc stops with "no member named ... in 'hipDeviceProp_t'".
+
+    Example:
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    if (prop.unifiedAddressing) { ... }
+
+    Fix:
+    Target HIP 6.0 or later where it has the field, read HIP's spelling, or query
+    hipDeviceGetAttribute (hipDeviceAttributeUnifiedAddressing, ...) where the target has the
+    attribute; drop what has no ROCm meaning.
+    """
+    pattern, found = _missing(ctx.mappings.target_hip)
+    own = None
+    for m in ctx.code_matches(pattern):
+        field = m.group(1).decode()
+        if own is None:  # a struct of the file's own with a field so named may be the one read
+            own = _own_fields(ctx)
+        if field not in own and sx.relevant(ctx, m.start(1)):
+            message, suggestion = found[field]
+            yield Hit(m.start(1), m.end(1), message, suggestion)
+
+
+def _own_fields(ctx) -> set[str]:
+    out = set()
+    for decl in sx.nodes(ctx, "field_declaration"):
+        for node in sx.walk(decl):
+            if node.type == "field_identifier":
+                out.add(sx.text(node))
+    return out
