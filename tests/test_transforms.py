@@ -10,7 +10,7 @@ import pytest
 from hipport.config import Settings
 from hipport.mappings import load
 from hipport.pipeline import port_source
-from hipport.rewrite.calls import NAMESPACE_ONLY, parse_call, transform_for
+from hipport.rewrite.calls import NAMESPACE_ONLY, UNTAG, parse_call, transform_for
 
 
 def port(code: str, target: str | None = None) -> str:
@@ -23,7 +23,7 @@ def port(code: str, target: str | None = None) -> str:
 def test_every_transform_named_in_the_tables_exists():
     for target in ((5, 2), None):
         m = load(target_hip=target)
-        named = set(m.transforms.values()) - {NAMESPACE_ONLY}
+        named = set(m.transforms.values()) - {NAMESPACE_ONLY, UNTAG}
         for spec in named:
             assert callable(transform_for(spec)), spec  # raises ValueError for an unknown name
         assert "cudaEventCreate" in m.transforms
@@ -95,6 +95,14 @@ def test_parse_call_spans():
     ("cub::DeviceReduce::Sum(t, n, a, b, k); ::cub::WarpReduce<int> w;",
      "hipcub::DeviceReduce::Sum(t, n, a, b, k); ::hipcub::WarpReduce<int> w;"),
     ("int cub = 1; mylib::cub::f(); s.cub = cub;", "int cub = 1; mylib::cub::f(); s.cub = cub;"),
+    # A struct tag whose HIP name is a typedef: `struct` goes; CUDA's own tag declared is left.
+    ("struct cudaGraphicsResource *r;", "hipGraphicsResource *r;"),
+    ("void f(struct  cudaLaunchParams* p, const struct cudaGraphicsResource **rs);",
+     "void f(hipLaunchParams* p, const hipGraphicsResource **rs);"),
+    ("cudaGraphicsResource *r; cudaGraphicsResource_t t;", "hipGraphicsResource *r; hipGraphicsResource_t t;"),
+    ("struct cudaGraphicsResource;", "struct cudaGraphicsResource;"),
+    ("struct cudaDeviceProp p;", "struct hipDeviceProp_t p;"),
+    ("mystruct cudaGraphicsResource *r;", "mystruct hipGraphicsResource *r;"),
     # Not calls, or not CUDA's: the plain rename or nothing.
     ("auto f = &cudaEventCreate;", "auto f = &hipEventCreate;"),
     ("obj.cudaEventCreate(&e, 1);", "obj.cudaEventCreate(&e, 1);"),

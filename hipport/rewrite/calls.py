@@ -233,6 +233,9 @@ def syncwarp(site: Site) -> Rewrite:
 # Not a call rewrite: the name is renamed only where it qualifies another (`cub::`), applied
 # by the renamer itself.
 NAMESPACE_ONLY = "namespace_only"
+# Not a call rewrite either: a CUDA struct tag whose HIP name is a typedef (of an untagged or
+# differently tagged struct), so `struct cudaGraphicsResource *r` must lose its `struct`.
+UNTAG = "untag"
 
 # The transforms a table's `transform` cell names as they are.
 _NAMED: dict[str, Callable[[Site], Rewrite]] = {

@@ -10,7 +10,7 @@ from hipport.edits import Edit
 from hipport.mappings import Mappings
 from hipport.parse.declarations import own_among, user_declared
 from hipport.parse.lexer import Lexed
-from hipport.rewrite.calls import NAMESPACE_ONLY, Site, parse_call, transform_for
+from hipport.rewrite.calls import NAMESPACE_ONLY, UNTAG, Site, parse_call, transform_for
 from hipport.tuples import NamedTuple
 
 # What a leftover CUDA API name looks like: reported as `unmapped` so nothing stays CUDA silently.
@@ -140,7 +140,13 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
             # its `cuda` must not become `hip` either (its last word is reported below).
             continue
         transform = transforms.get(word)
-        if transform == NAMESPACE_ONLY:
+        if transform == UNTAG:
+            tag = _struct_keyword(data, tok.start)
+            if tag is not None:
+                if _STARTS_DECLARATION.match(data, tok.end):
+                    continue  # `struct cudaX;` or `{`: CUDA's own tag declared, left as it is
+                edits.append(Edit(tag, tok.start, b"", "transform", key))
+        elif transform == NAMESPACE_ONLY:
             # `cub::X` is hipCUB's; a variable that happens to be called `cub` is not.
             if not data[tok.end : tok.end + 16].lstrip(b" \t").startswith(b"::"):
                 continue
@@ -174,6 +180,16 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
         reason = mappings.unsupported_reason(text) or "unknown to the mapping tables"
         unmapped.append(Unmapped(text, count, first[name], reason))
     return Renamed(edits, unmapped, notes)
+
+
+_STRUCT_BEFORE = regexes.compile(rb"(?<![\w$])struct[ \t]+\Z")
+_STARTS_DECLARATION = regexes.compile(rb"[ \t\r\n]*[;{]")
+
+
+def _struct_keyword(data: bytes, start: int) -> int | None:
+    """Where the `struct` keyword (and the spaces after it) before the name at `start` begins."""
+    m = _STRUCT_BEFORE.search(data, max(0, start - 32), start)
+    return m.start() if m else None
 
 
 def _plain_rename(mappings: Mappings, word: str, parts: dict) -> tuple[bytes, str] | bool:
