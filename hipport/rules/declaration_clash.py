@@ -145,3 +145,56 @@ def vector_compound_operator_redefined(ctx):
                   f"`{vec} {m.group(1).decode()}= {vec}` is a member of HIP's {vec}: with this "
                   "definition too, every use is ambiguous under hipcc",
                   "put it under #if !defined(__HIP_PLATFORM_AMD__); HIP's operator does the same")
+
+
+# A file declaring CUDA's own types (a header that re-declares the driver API for loading it
+# at run time, as cuew and cuda-samples' dynlink headers do).
+_DECLARES_CUDA_TYPE = regexes.compile(rb"\btypedef\s+(?:enum|struct)\s+(?:CU|cuda)[A-Za-z]")
+
+
+def _declared_names(ctx):
+    """(node, name) of the enumerators and typedef names the file declares, in order."""
+    for node in sx.nodes(ctx, "enumerator", "type_definition"):
+        if node.type == "enumerator":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                yield name, sx.text(name)
+            continue
+        for declarator in node.children_by_field_name("declarator"):
+            for leaf in sx.walk(declarator):
+                if leaf.type == "type_identifier":
+                    yield leaf, sx.text(leaf)
+
+
+@rule(code="HP1203", name="cuda-api-declared", category="declaration-clash",
+      severity="error", effort="high", triggers=(_DECLARES_CUDA_TYPE,))
+def cuda_api_declared(ctx):
+    """Reports a file that declares CUDA's API names itself (once per file).
+
+    What it does:
+    Flags the first enumerator or typedef name the file declares that is a CUDA API name the
+    port renames (CU_CTX_SCHED_AUTO, CUcontext, cudaError_t, ...), and counts the others.
+
+    Why it matters on AMD GPUs:
+    Such a file re-declares CUDA's API, usually to load the driver at run time. The port
+    renames the declarations like any use, to the HIP names that HIP's own headers declare,
+    so hipcc stops on the first redefinition; and a HIP build loads HIP, not this table.
+
+    Example:
+    typedef enum CUctx_flags_enum { CU_CTX_SCHED_AUTO = 0x00, ... } CUctx_flags;
+
+    Fix:
+    Keep the file for CUDA builds only (#if !defined(__HIP_PLATFORM_AMD__)) and include
+    hip/hip_runtime.h for HIP, or load HIP's runtime (libamdhip64) the same way with its own
+    declarations.
+    """
+    names = ctx.mappings.names
+    declared = [(node, name) for node, name in _declared_names(ctx) if names.get(name, name) != name]
+    if not declared:
+        return
+    node, name = declared[0]
+    more = f" (and {len(declared) - 1} more CUDA API names)" if len(declared) > 1 else ""
+    yield Hit(node.start_byte, node.end_byte,
+              f"this file declares CUDA's own `{name}`{more}: the port renames it to HIP's "
+              f"`{names[name]}`, which HIP's headers declare too",
+              "keep the file for CUDA builds only and include hip/hip_runtime.h for HIP")
