@@ -7,16 +7,20 @@ has two, operators HIP's vector types already define).
 
 from __future__ import annotations
 
+import re
+
 from hipport import regexes
-from hipport.rules import Hit, rule
+from hipport.rules import Guarded, Hit, rule
 from hipport.rules import _syntax as sx
 
 _WORD = regexes.compile(r"\w+")
 _SPACES = regexes.compile(r"\s+")
 _PUNCT_SPACES = regexes.compile(r"\s*([*&,<>()\[\]])\s*")  # `const char *` and `const char*` alike
 # A CUDA driver-API type name (CUresult, CUstream, CUdeviceptr): the runtime API's counterpart
-# maps to the same HIP type, so these are the files where overloads can merge.
-_DRIVER_TYPE = regexes.compile(rb"\bCU[a-z]")
+# maps to the same HIP type, so these are the files where overloads can merge. No leading \b:
+# a pattern that starts with its literal is searched for that literal, in C, not tried at
+# every byte (9 MB of cuda-samples took 1.5 G more instructions with it).
+_DRIVER_TYPE = regexes.compile(rb"CU[a-z]")
 # Where a function's name stands in its declarator (not a function pointer's `(*cb)`).
 _NAMES = frozenset({"identifier", "field_identifier", "qualified_identifier", "operator_name",
                     "destructor_name", "template_function"})
@@ -54,6 +58,58 @@ def _signature(data: bytes, params) -> tuple[str, ...]:
     return tuple(out)
 
 
+# A parameter declared with a CUDA driver (CU*) or runtime (cuda*) type: `CUresult error,`.
+# Two patterns, each starting with its literal (scanned for in C; an alternation is tried at
+# every `c` and `C`).
+_DRIVER_PARAM = regexes.compile(rb"CU[a-z]\w*[\s*&]+\w+\s*[,)=]")
+_RUNTIME_PARAM = regexes.compile(rb"cuda[A-Z]\w*[\s*&]+\w+\s*[,)=]")
+_NAME_BEFORE = regexes.compile(rb"(\w+)\s*\Z")
+_NOT_IN_ONE_LIST = regexes.compile(rb"[();{}]")
+_LOOK_BACK = 512  # bytes searched for the `(` a parameter list opens with
+
+
+def _suspects(ctx) -> set[str]:
+    """Names of functions with a parameter of a driver type and (in the same or another
+    declaration) one of a runtime type: the only ones whose overloads can merge, found from
+    the text before any parse."""
+    driver = _owners(ctx, _DRIVER_PARAM)
+    return driver & _owners(ctx, _RUNTIME_PARAM) if driver else set()
+
+
+def _owners(ctx, pattern) -> set[str]:
+    """The names of the functions whose parameter lists hold a match of `pattern` (found back
+    from it: the nearest `(` with no `)`, `;` or brace between; a list holding a parenthesised
+    parameter before it is missed)."""
+    data = ctx.data
+    out = set()
+    for m in ctx.code_matches(pattern):
+        start = m.start()
+        i = data.rfind(b"(", max(0, start - _LOOK_BACK), start)
+        if i < 0 or _NOT_IN_ONE_LIST.search(data, i + 1, start):
+            continue
+        owner = _NAME_BEFORE.search(data, max(0, i - 128), i)
+        if owner is not None:
+            out.add(owner.group(1).decode("ascii", "replace"))
+    return out
+
+
+def _declarators_named(ctx, names: set[str]):
+    """The function declarators of the functions so named, in source order: found from each
+    `name(` in code up the tree (a few parents), not by a walk over the whole tree."""
+    root, found = ctx.tree.root_node, {}
+    for name in sorted(names):
+        word = name.encode("ascii", "replace")
+        for m in ctx.code_matches(re.compile(rb"\b" + re.escape(word) + rb"\s*\(")):
+            node = root.descendant_for_byte_range(m.start(), m.start() + len(word))
+            for _ in range(4):  # identifier, (qualified name,) declarator
+                if node is None or node.type == "function_declarator":
+                    break
+                node = node.parent
+            if node is not None and node.type == "function_declarator":
+                found[node.start_byte] = node
+    return [found[k] for k in sorted(found)]
+
+
 def _ported(signature: tuple[str, ...], names) -> tuple[str, ...]:
     return tuple(_WORD.sub(lambda m: names.get(m.group(), m.group()), t) for t in signature)
 
@@ -82,8 +138,11 @@ def overloads_merged_by_port(ctx):
     give the two different names.
     """
     data, names = ctx.data, ctx.mappings.names
+    suspects = _suspects(ctx)
+    if not suspects:
+        return  # no function has both a driver-type and a runtime-type parameter: no parse
     seen: dict[tuple, tuple[tuple[str, ...], int]] = {}
-    for decl in sx.nodes(ctx, "function_declarator"):
+    for decl in _declarators_named(ctx, suspects):
         name = decl.child_by_field_name("declarator")
         params = decl.child_by_field_name("parameters")
         if name is None or params is None or name.type not in _NAMES:
@@ -109,9 +168,11 @@ def overloads_merged_by_port(ctx):
 # `/=` taking the same vector type: a user's non-member operator with those operands makes every
 # use ambiguous (checked with hipcc 5.2; `%=`, `&=`, ... and scalar right operands are fine).
 _VECTOR = (rb"(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]")
+# (No leading \b: the literal `operator` is then scanned for in C; the rule checks the byte before.)
 _COMPOUND = regexes.compile(
-    rb"\boperator\s*([-+*/])=\s*\(\s*(?:const\s+)?(" + _VECTOR + rb")\s*&\s*\w*\s*,\s*(?:const\s+)?("
+    rb"operator\s*([-+*/])=\s*\(\s*(?:const\s+)?(" + _VECTOR + rb")\s*&\s*\w*\s*,\s*(?:const\s+)?("
     + _VECTOR + rb")\s*&?\s*\w*\s*\)")
+_WORD_BYTE = regexes.compile(rb"\w")
 
 
 @rule(code="HP1202", name="vector-compound-operator-redefined", category="declaration-clash",
@@ -138,7 +199,8 @@ def vector_compound_operator_redefined(ctx):
     the same component-wise update.
     """
     for m in ctx.code_matches(_COMPOUND):
-        if m.group(2) != m.group(3) or not sx.relevant(ctx, m.start()):
+        glued = m.start() > 0 and _WORD_BYTE.match(ctx.data, m.start() - 1)  # `myoperator+=(`
+        if m.group(2) != m.group(3) or glued or not sx.relevant(ctx, m.start()):
             continue
         vec = m.group(2).decode()
         yield Hit(m.start(), m.end(1) + 1,
@@ -148,8 +210,11 @@ def vector_compound_operator_redefined(ctx):
 
 
 # A file declaring CUDA's own types (a header that re-declares the driver API for loading it
-# at run time, as cuew and cuda-samples' dynlink headers do).
-_DECLARES_CUDA_TYPE = regexes.compile(rb"\btypedef\s+(?:enum|struct)\s+(?:CU|cuda)[A-Za-z]")
+# at run time, as cuew and cuda-samples' dynlink headers do), written with single spaces as
+# those are: the words come from the analysis' one pass over the file, the pattern is searched
+# only where one of them is.
+_DECLARES_CUDA_TYPE = Guarded(regexes.compile(rb"typedef (?:enum|struct) (?:CU|cuda)[A-Za-z]"),
+                              (b"typedef enum CU", b"typedef struct CU", b"typedef enum cuda", b"typedef struct cuda"))
 
 
 def _declared_names(ctx):

@@ -18,7 +18,7 @@ from hipport.table_files import data_table
 
 @functools.lru_cache(maxsize=8)
 def _missing(target: tuple[int, int]):
-    """(pattern of `.field` / `->field` reads, field -> (message, suggestion)) for the fields
+    """(patterns of `.field` and `->field` reads, field -> (message, suggestion)) for the fields
     the target's hipDeviceProp_t does not have as CUDA spells them."""
     found: dict[str, tuple[str, str]] = {}
     for r in data_table("structs", "device_props"):
@@ -35,7 +35,10 @@ def _missing(target: tuple[int, int]):
                             "target a newer HIP (--target-hip), or query hipDeviceGetAttribute "
                             "where the target has the attribute")
     names = b"|".join(sorted((f.encode() for f in found), key=len, reverse=True))
-    return regexes.compile(rb"(?:\.|->)\s*(" + names + rb")\b"), found
+    # One pattern per operator: a pattern that starts with a literal is scanned for it in C,
+    # where `(?:\.|->)` or `[.>]` is tried at every dot (four times the time).
+    fields = rb"\s*(" + names + rb")\b"
+    return (regexes.compile(rb"\." + fields), regexes.compile(rb"->" + fields)), found
 
 
 @rule(code="HP502", name="device-property-not-in-hip", category="unsupported-api",
@@ -67,9 +70,10 @@ def device_property_not_in_hip(ctx):
     hipDeviceGetAttribute (hipDeviceAttributeUnifiedAddressing, ...) where the target has the
     attribute; drop what has no ROCm meaning.
     """
-    pattern, found = _missing(ctx.mappings.target_hip)
+    patterns, found = _missing(ctx.mappings.target_hip)
     own = None
-    for m in ctx.code_matches(pattern):
+    reads = sorted((m for p in patterns for m in ctx.code_matches(p)), key=lambda m: m.start())
+    for m in reads:
         field = m.group(1).decode()
         if own is None:  # a struct of the file's own with a field so named may be the one read
             own = _own_fields(ctx)
