@@ -4,7 +4,8 @@ per file OK, FAIL (with the first error) or MISSING (a library header that is no
 The compile is `hipcc --offload-arch=ARCH -std=c++17 -fsyntax-only -x hip FILE` with
 HIP_PLATFORM=amd (hipcc would otherwise forward to nvcc where one is installed), an explicit
 --offload-arch (without one hipcc probes for a GPU), `-x hip` (hipcc compiles .h/.hpp as plain
-C++ otherwise; a .c file is compiled as C, without the C++ -std) and
+C++ otherwise; a .c file is compiled as C, without the C++ -std and with -D__HIP_PLATFORM_AMD__=1,
+as CMake's hip::host target gives C sources) and
 -Wno-unused-command-line-argument (hipcc always appends link flags). Include
 folders come from the build files (CMake include_directories / target_include_directories,
 setup.py include_dirs, Makefile -I) and from -I; PyTorch extension sources also get the
@@ -42,6 +43,7 @@ INSTALL_HINT = (
     "or ROCm from AMD (hipcc in /opt/rocm/bin); or name one with --hipcc PATH or HIPPORT_HIPCC."
 )
 TU_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
+C_PLATFORM_DEFINE = "__HIP_PLATFORM_AMD__=1"
 HEADER_SUFFIXES = frozenset({".cuh", ".h", ".hpp", ".hxx", ".hh"})
 # What CUDAExtension defines for hipcc on ROCm (torch.utils.cpp_extension), plus a module name.
 TORCH_DEFINES = ("__HIP_PLATFORM_AMD__=1", "USE_ROCM=1", "HIPBLAS_V2", "TORCH_EXTENSION_NAME=hipport_verify")
@@ -232,7 +234,11 @@ def command(hipcc: str, path: Path, opts: Options, include_dirs: Iterable[Path],
            "-fsyntax-only", "-Wno-unused-command-line-argument"]
     cmd += [f"-I{d}" for d in include_dirs]
     cmd += [f"-D{d}" for d in defines]
-    if not c_file:
+    if c_file:
+        # HIP's headers in C need the platform macro hipcc defines only for HIP; a CMake build
+        # gets it from the hip::host target (HIP 5.2's hip-config.cmake), and so does this one.
+        cmd.append(f"-D{C_PLATFORM_DEFINE}")
+    else:
         cmd += ["-x", "hip"]
     cmd.append(str(path))
     return cmd

@@ -99,6 +99,7 @@ def test_command_has_the_hipcc_facts(tmp_path):
     assert f"-I{tmp_path / 'inc'}" in cmd and "-DX=1" in cmd
     c_cmd = verify.command("hipcc", tmp_path / "a.c", opts, [], [])  # C stays C
     assert "-x" not in c_cmd and not any(arg.startswith("-std=") for arg in c_cmd)
+    assert "-D__HIP_PLATFORM_AMD__=1" in c_cmd and "-D__HIP_PLATFORM_AMD__=1" not in cmd
 
 
 def test_outcomes_with_a_stand_in_hipcc(tmp_path, fake_hipcc):
@@ -234,6 +235,12 @@ def test_verify_compiles_a_c_file_as_c(tmp_path, capsys):
     code, line = verify_one(tmp_path / "c", "helper.c",
                             "static int twice(int x) { return 2 * x; }\nint four(void) { return twice(2); }\n", capsys)
     assert code == 0 and line.startswith("OK")
+    # HIP's runtime API from C (cuda-samples' libNVVM samples), with the platform macro CMake's
+    # hip::host target gives: without it hip_runtime_api.h stops at its #error.
+    code, line = verify_one(tmp_path / "c_api", "devices.c",
+                            "#include <hip/hip_runtime_api.h>\n"
+                            "int count(void) { int n = 0; return hipGetDeviceCount(&n) == hipSuccess ? n : 0; }\n", capsys)
+    assert code == 0 and line.startswith("OK"), line
 
 
 @requires_hipcc
