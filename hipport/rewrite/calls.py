@@ -163,9 +163,9 @@ _POSTFIX = regexes.compile(rb"&?\s*[A-Za-z_][\w.]*(?:(?:->|\.)\w+|\[[^\[\]]*\])*
 def _void_pp(index: int) -> Callable[[Site], Rewrite]:
     def transform(site: Site) -> Rewrite:
         text = _arg(site, index)
-        if text is not None and _POSTFIX.match(text):
-            s, _ = site.call.args[index]
-            return Rewrite(_name(site), [] if _VOID_PP.match(text) else [Edit(s, s, b"(void **)", "transform", site.cuda)])
+        if text is not None and _POSTFIX.match(text):  # `&p`: the cast needs no parentheses
+            s = site.call.args[index][0]
+            return Rewrite(_name(site), [Edit(s, s, b"(void **)", "transform", site.cuda)])
         return Rewrite(_name(site), _wrap(site, index, b"(void **)(", b")", _VOID_PP))
 
     return transform

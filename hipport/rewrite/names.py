@@ -141,7 +141,7 @@ def rename_identifiers(lexed: Lexed, mappings: Mappings, declared: Callable[[], 
             continue
         transform = transforms.get(word)
         if transform == UNTAG:
-            tag = _struct_keyword(data, tok.start)
+            tag = _struct_keyword(data, tok.start) if new else None  # (unmapped: left as written)
             if tag is not None:
                 if _STARTS_DECLARATION.match(data, tok.end):
                     continue  # `struct cudaX;` or `{`: CUDA's own tag declared, left as it is

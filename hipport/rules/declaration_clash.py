@@ -1,8 +1,8 @@
 """declaration-clash: the code's own declarations that clash with HIP's once ported.
 
-Both rules report code that nvcc accepts and hipcc rejects after a faithful rename: the port is
+The rules report code that nvcc accepts and hipcc rejects after a faithful rename: the port is
 right name by name, and the clash comes from what HIP declares differently (one type where CUDA
-has two, operators HIP's vector types already define).
+has two, operators HIP's vector types already define) or from a file declaring CUDA's API.
 """
 
 from __future__ import annotations
@@ -16,11 +16,6 @@ from hipport.rules import _syntax as sx
 _WORD = regexes.compile(r"\w+")
 _SPACES = regexes.compile(r"\s+")
 _PUNCT_SPACES = regexes.compile(r"\s*([*&,<>()\[\]])\s*")  # `const char *` and `const char*` alike
-# A CUDA driver-API type name (CUresult, CUstream, CUdeviceptr): the runtime API's counterpart
-# maps to the same HIP type, so these are the files where overloads can merge. No leading \b:
-# a pattern that starts with its literal is searched for that literal, in C, not tried at
-# every byte (9 MB of cuda-samples took 1.5 G more instructions with it).
-_DRIVER_TYPE = regexes.compile(rb"CU[a-z]")
 # Where a function's name stands in its declarator (not a function pointer's `(*cb)`).
 _NAMES = frozenset({"identifier", "field_identifier", "qualified_identifier", "operator_name",
                     "destructor_name", "template_function"})
@@ -59,8 +54,10 @@ def _signature(data: bytes, params) -> tuple[str, ...]:
 
 
 # A parameter declared with a CUDA driver (CU*) or runtime (cuda*) type: `CUresult error,`.
-# Two patterns, each starting with its literal (scanned for in C; an alternation is tried at
-# every `c` and `C`).
+# A driver type's runtime counterpart maps to the same HIP type (CUresult and cudaError_t to
+# hipError_t), so overloads can merge only in files with both. Two patterns, each starting with
+# its literal: searched for in C, where a leading \b or an alternation is tried at every byte
+# (9 MB of cuda-samples took 1.5 G more instructions so).
 _DRIVER_PARAM = regexes.compile(rb"CU[a-z]\w*[\s*&]+\w+\s*[,)=]")
 _RUNTIME_PARAM = regexes.compile(rb"cuda[A-Z]\w*[\s*&]+\w+\s*[,)=]")
 _NAME_BEFORE = regexes.compile(rb"(\w+)\s*\Z")
@@ -115,7 +112,7 @@ def _ported(signature: tuple[str, ...], names) -> tuple[str, ...]:
 
 
 @rule(code="HP1201", name="overloads-merged-by-port", category="declaration-clash",
-      severity="error", effort="low", triggers=(_DRIVER_TYPE,))
+      severity="error", effort="low", triggers=(_DRIVER_PARAM,))
 def overloads_merged_by_port(ctx):
     """Reports overloads whose CUDA parameter types become one HIP type.
 
@@ -168,15 +165,14 @@ def overloads_merged_by_port(ctx):
 # `/=` taking the same vector type: a user's non-member operator with those operands makes every
 # use ambiguous (checked with hipcc 5.2; `%=`, `&=`, ... and scalar right operands are fine).
 _VECTOR = (rb"(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]")
-# (No leading \b: the literal `operator` is then scanned for in C; the rule checks the byte before.)
+# (No leading \b: the literal `operator` is then scanned for in C.)
 _COMPOUND = regexes.compile(
     rb"operator\s*([-+*/])=\s*\(\s*(?:const\s+)?(" + _VECTOR + rb")\s*&\s*\w*\s*,\s*(?:const\s+)?("
     + _VECTOR + rb")\s*&?\s*\w*\s*\)")
-_WORD_BYTE = regexes.compile(rb"\w")
 
 
 @rule(code="HP1202", name="vector-compound-operator-redefined", category="declaration-clash",
-      severity="error", effort="low", triggers=(regexes.compile(rb"operator\s*[-+*/]="),))
+      severity="error", effort="low", triggers=(_COMPOUND,))
 def vector_compound_operator_redefined(ctx):
     """Reports `+=`, `-=`, `*=` or `/=` defined for two CUDA vectors of the same type.
 
@@ -199,8 +195,7 @@ def vector_compound_operator_redefined(ctx):
     the same component-wise update.
     """
     for m in ctx.code_matches(_COMPOUND):
-        glued = m.start() > 0 and _WORD_BYTE.match(ctx.data, m.start() - 1)  # `myoperator+=(`
-        if m.group(2) != m.group(3) or glued or not sx.relevant(ctx, m.start()):
+        if m.group(2) != m.group(3) or not sx.relevant(ctx, m.start()):
             continue
         vec = m.group(2).decode()
         yield Hit(m.start(), m.end(1) + 1,

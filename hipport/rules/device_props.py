@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from hipport import regexes
-from hipport.mappings import _major_minor
+from hipport.mappings import parse_version
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 from hipport.table_files import data_table
@@ -22,9 +22,9 @@ def _missing(target: tuple[int, int]):
     the target's hipDeviceProp_t does not have as CUDA spells them."""
     found: dict[str, tuple[str, str]] = {}
     for r in data_table("structs", "device_props"):
-        field, hip, added = r["field"], r["hip"], _major_minor(r["hip_added"])
-        late = added is not None and added > target
-        when = f" from HIP {added[0]}.{added[1]} (target {target[0]}.{target[1]})" if late else ""
+        field, hip, added = r["field"], r["hip"], (parse_version(r["hip_added"]) or ())[:2]
+        late = bool(added) and added > target
+        when = f" from HIP {'.'.join(map(str, added))} (target {target[0]}.{target[1]})" if late else ""
         if not hip:
             found[field] = (f"`{field}`: {r['note']}",
                             "drop it for ROCm, or query hipDeviceGetAttribute where HIP has the attribute")
@@ -34,6 +34,8 @@ def _missing(target: tuple[int, int]):
             found[field] = (f"`{field}`: hipDeviceProp_t has this field{when}",
                             "target a newer HIP (--target-hip), or query hipDeviceGetAttribute "
                             "where the target has the attribute")
+    if not found:
+        return (), found
     names = b"|".join(sorted((f.encode() for f in found), key=len, reverse=True))
     # One pattern per operator: a pattern that starts with a literal is scanned for it in C,
     # where `(?:\.|->)` or `[.>]` is tried at every dot (four times the time).
