@@ -60,9 +60,14 @@ def _signature(data: bytes, params) -> tuple[str, ...]:
 # (9 MB of cuda-samples took 1.5 G more instructions so).
 _DRIVER_PARAM = regexes.compile(rb"CU[a-z]\w*[\s*&]+\w+\s*[,)=]")
 _RUNTIME_PARAM = regexes.compile(rb"cuda[A-Z]\w*[\s*&]+\w+\s*[,)=]")
-_NAME_BEFORE = regexes.compile(rb"(\w+)\s*\Z")
+# The word that ends a (right-stripped) text: `(?<!\w)` makes a start inside a word fail at once,
+# where `(\w+)\s*\Z` backtracked through every word of the text.
+_LAST_WORD = regexes.compile(rb"(?<!\w)\w+\Z")
 _NOT_IN_ONE_LIST = regexes.compile(rb"[();{}]")
 _LOOK_BACK = 512  # bytes searched for the `(` a parameter list opens with
+# As the rule's trigger: searched only in files holding `CUa` ... `CUz` (found in the analysis'
+# one pass over the file), not in every file that says CUDA.
+_DRIVER_TRIGGER = Guarded(_DRIVER_PARAM, tuple(b"CU" + bytes([c]) for c in range(ord("a"), ord("z") + 1)))
 
 
 def _suspects(ctx) -> set[str]:
@@ -84,9 +89,9 @@ def _owners(ctx, pattern) -> set[str]:
         i = data.rfind(b"(", max(0, start - _LOOK_BACK), start)
         if i < 0 or _NOT_IN_ONE_LIST.search(data, i + 1, start):
             continue
-        owner = _NAME_BEFORE.search(data, max(0, i - 128), i)
+        owner = _LAST_WORD.search(data[max(0, i - 128) : i].rstrip())
         if owner is not None:
-            out.add(owner.group(1).decode("ascii", "replace"))
+            out.add(owner.group().decode("ascii", "replace"))
     return out
 
 
@@ -112,7 +117,7 @@ def _ported(signature: tuple[str, ...], names) -> tuple[str, ...]:
 
 
 @rule(code="HP1201", name="overloads-merged-by-port", category="declaration-clash",
-      severity="error", effort="low", triggers=(_DRIVER_PARAM,))
+      severity="error", effort="low", triggers=(_DRIVER_TRIGGER,))
 def overloads_merged_by_port(ctx):
     """Reports overloads whose CUDA parameter types become one HIP type.
 
@@ -172,7 +177,7 @@ _COMPOUND = regexes.compile(
 
 
 @rule(code="HP1202", name="vector-compound-operator-redefined", category="declaration-clash",
-      severity="error", effort="low", triggers=(_COMPOUND,))
+      severity="error", effort="low", triggers=(Guarded(_COMPOUND, (b"operator",)),))
 def vector_compound_operator_redefined(ctx):
     """Reports `+=`, `-=`, `*=` or `/=` defined for two CUDA vectors of the same type.
 
