@@ -43,10 +43,10 @@ INSTALL_HINT = (
     "or ROCm from AMD (hipcc in /opt/rocm/bin); or name one with --hipcc PATH or HIPPORT_HIPCC."
 )
 TU_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
-C_PLATFORM_DEFINE = "__HIP_PLATFORM_AMD__=1"
+PLATFORM_DEFINE = "__HIP_PLATFORM_AMD__=1"  # what hipcc defines for HIP sources, and not for C
 HEADER_SUFFIXES = frozenset({".cuh", ".h", ".hpp", ".hxx", ".hh"})
 # What CUDAExtension defines for hipcc on ROCm (torch.utils.cpp_extension), plus a module name.
-TORCH_DEFINES = ("__HIP_PLATFORM_AMD__=1", "USE_ROCM=1", "HIPBLAS_V2", "TORCH_EXTENSION_NAME=hipport_verify")
+TORCH_DEFINES = (PLATFORM_DEFINE, "USE_ROCM=1", "HIPBLAS_V2", "TORCH_EXTENSION_NAME=hipport_verify")
 _TORCH_INCLUDE = regexes.compile(rb"^\s*#\s*include\s*[<\"](?:torch|ATen|c10)/", re.M)
 _NOT_FOUND = regexes.compile(r"fatal error: '([^']+)' file not found")
 _ERROR = regexes.compile(r"\berror:")
@@ -233,12 +233,13 @@ def command(hipcc: str, path: Path, opts: Options, include_dirs: Iterable[Path],
     cmd = [hipcc, f"--offload-arch={opts.offload_arch}", *([] if c_file else [f"-std={opts.std}"]),
            "-fsyntax-only", "-Wno-unused-command-line-argument"]
     cmd += [f"-I{d}" for d in include_dirs]
-    cmd += [f"-D{d}" for d in defines]
-    if c_file:
+    defines = list(defines)
+    if c_file and PLATFORM_DEFINE not in defines:
         # HIP's headers in C need the platform macro hipcc defines only for HIP; a CMake build
         # gets it from the hip::host target (HIP 5.2's hip-config.cmake), and so does this one.
-        cmd.append(f"-D{C_PLATFORM_DEFINE}")
-    else:
+        defines.append(PLATFORM_DEFINE)
+    cmd += [f"-D{d}" for d in defines]
+    if not c_file:
         cmd += ["-x", "hip"]
     cmd.append(str(path))
     return cmd

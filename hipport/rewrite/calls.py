@@ -94,7 +94,8 @@ class Site(NamedTuple):
 # HIP 6.2 added the mask-taking warp builtins (64-bit masks, behind HIP_ENABLE_WARP_SYNC_BUILTINS).
 WARP_SYNC_HIP = (6, 2)
 _FULL_MASK = regexes.compile(rb"(?:0[xX][fF]{8}[uUlL]{0,3}|~0[uUlL]{0,3}|~0x0[uUlL]{0,3})\Z")
-_CAST = regexes.compile(rb"\(\s*(?:const\s+)?void\s*\*\s*\)|reinterpret_cast\s*<|static_cast\s*<|\(\s*const\s+void\s*\*")
+# An argument already cast (to `void *`, `void **`, `const void *`, or by a C++ cast): left as written.
+_CAST = regexes.compile(rb"\(\s*(?:const\s+)?void\s*\*[\s*]*\)|reinterpret_cast\s*<|static_cast\s*<|\(\s*const\s+void\s*\*")
 
 
 def _arg(site: Site, i: int) -> bytes | None:
@@ -154,8 +155,6 @@ def _function(index: int) -> Callable[[Site], Rewrite]:
     return transform
 
 
-# An argument that is already `(void **)...`, or any cast: left as written.
-_VOID_PP = regexes.compile(rb"\(\s*void\s*\*\s*\*\s*\)|reinterpret_cast\s*<|static_cast\s*<")
 # A postfix expression a cast may precede without parentheses: `&p`, `&s.p`, `&a[i]`, `p`.
 _POSTFIX = regexes.compile(rb"&?\s*[A-Za-z_][\w.]*(?:(?:->|\.)\w+|\[[^\[\]]*\])*\Z")
 
@@ -166,7 +165,7 @@ def _void_pp(index: int) -> Callable[[Site], Rewrite]:
         if text is not None and _POSTFIX.match(text):  # `&p`: the cast needs no parentheses
             s = site.call.args[index][0]
             return Rewrite(_name(site), [Edit(s, s, b"(void **)", "transform", site.cuda)])
-        return Rewrite(_name(site), _wrap(site, index, b"(void **)(", b")", _VOID_PP))
+        return Rewrite(_name(site), _wrap(site, index, b"(void **)(", b")", _CAST))
 
     return transform
 
