@@ -10,7 +10,7 @@ import pytest
 from hipport.config import Settings
 from hipport.mappings import load
 from hipport.pipeline import port_source
-from hipport.rewrite.calls import NAMESPACE_ONLY, UNTAG, parse_call, transform_for
+from hipport.rewrite.calls import NAMESPACE_ONLY, UNTAG, Site, kept_argument, parse_call, transform_for
 
 
 def port(code: str, target: str | None = None) -> str:
@@ -36,6 +36,8 @@ def test_every_transform_named_in_the_tables_exists():
     ("nope(1)", "unknown transform nope(...)"),
     ("symbol(1) + ", "not a transform"),
     ("warp_sync(1)", "unknown transform warp_sync(...)"),
+    ("drop_null(3)", "needs counts above the index"),
+    ("drop_null(3, 3)", "needs counts above the index"),
 ])
 def test_a_transform_cell_that_names_nothing_is_refused(spec, message):
     with pytest.raises(ValueError, match=re.escape(message)):
@@ -92,6 +94,19 @@ def test_parse_call_spans():
     ("cuCtxCreate(&c, nullptr, 0, dev);", "hipCtxCreate(&c, 0, dev);"),
     ("cuCtxCreate(&c, 0, dev);", "hipCtxCreate(&c, 0, dev);"),
     ("cuCtxCreate(&c, &params, 0, dev);", "hipCtxCreate(&c, &params, 0, dev);"),
+    # CUDA 13's edge data: dropped where null, at the form's own argument count only.
+    ("cudaGraphAddDependencies(g, &a, &b, NULL, 1);", "hipGraphAddDependencies(g, &a, &b, 1);"),
+    ("cudaGraphAddDependencies(g, &a, &b, 1);", "hipGraphAddDependencies(g, &a, &b, 1);"),
+    ("cudaGraphAddDependencies(g, &a, &b, &edge, 1);", "hipGraphAddDependencies(g, &a, &b, &edge, 1);"),
+    ("cudaGraphNodeGetDependencies(n, deps, 0, &count);", "hipGraphNodeGetDependencies(n, deps, &count);"),
+    ("cuGraphAddNode(&n, g, deps, nullptr, k, &p);", "hipGraphAddNode(&n, g, deps, k, &p);"),
+    ("cudaStreamGetCaptureInfo(s, &st);", "hipStreamGetCaptureInfo_v2(s, &st);"),
+    ("cudaStreamGetCaptureInfo(s, &st, &id);", "hipStreamGetCaptureInfo_v2(s, &st, &id);"),
+    ("cudaStreamGetCaptureInfo(s, &st, 0, &g, &d, /* edges */ NULL, &n);",
+     "hipStreamGetCaptureInfo_v2(s, &st, 0, &g, &d, &n);"),
+    ("cudaStreamUpdateCaptureDependencies(s, d, NULL, 1, f);", "hipStreamUpdateCaptureDependencies(s, d, 1, f);"),
+    ("cudaGraphGetEdges(g, f, t, NULL // edges\n, &n);", "hipGraphGetEdges(g, f, t, &n);"),
+    ("cudaStreamUpdateCaptureDependencies(s, d, 0, f);", "hipStreamUpdateCaptureDependencies(s, d, 0, f);"),
     ("cub::DeviceReduce::Sum(t, n, a, b, k); ::cub::WarpReduce<int> w;",
      "hipcub::DeviceReduce::Sum(t, n, a, b, k); ::hipcub::WarpReduce<int> w;"),
     ("int cub = 1; mylib::cub::f(); s.cub = cub;", "int cub = 1; mylib::cub::f(); s.cub = cub;"),
@@ -132,3 +147,13 @@ def test_warp_rewrites_leave_notes():
                          "k.cu", "cuda", Settings(target_hip=(6, 2))).result
     assert any("HIP_ENABLE_WARP_SYNC_BUILTINS" in n for n in result.notes)
     assert any("64 lanes" in n for n in result.notes)
+
+
+def test_kept_argument_is_the_non_null_edge_data():
+    def kept(code: bytes) -> int | None:
+        call = parse_call(code, code.index(b"("))
+        return kept_argument("drop_null(3, 5)", Site(code, "f", "g", call, (5, 2)))
+    assert kept(b"f(g, a, b, &e, 1)") == 3
+    assert kept(b"f(g, a, b, NULL, 1)") is None
+    assert kept(b"f(g, a, b, 1)") is None  # the older form: nothing to drop
+    assert kept_argument("function(0)", Site(b"f(k)", "f", "g", parse_call(b"f(k)", 1), (5, 2))) is None

@@ -170,6 +170,44 @@ def _void_pp(index: int) -> Callable[[Site], Rewrite]:
     return transform
 
 
+# A null pointer as CUDA code spells it, perhaps with a comment naming the parameter (the
+# comment goes with the argument).
+_COMMENTS = rb"(?:\s|/\*.*?\*/|//[^\n]*(?:\n|\Z))*"
+_NULL_POINTER = regexes.compile(_COMMENTS + rb"(?:NULL|nullptr|0)" + _COMMENTS + rb"\Z", re.S)
+
+
+def _drop_null(index: int, *counts: int) -> Callable[[Site], Rewrite]:
+    """A call with one of `counts` arguments loses argument `index` where it is a null pointer:
+    a parameter CUDA added (CUDA 13's graph edge data) that HIP's function lacks. A non-null
+    one is left, with a note: HIP has nothing to pass it to (rules/graph_edges.py reports it)."""
+    if not counts or min(counts) <= max(index, 1):
+        raise ValueError("drop_null(index, count, ...) needs counts above the index and above 1")
+
+    def transform(site: Site) -> Rewrite:
+        args = site.call.args
+        if len(args) not in counts:
+            return Rewrite(_name(site))
+        if not _NULL_POINTER.match(_arg(site, index)):
+            return Rewrite(_name(site), [], [f"{site.cuda}: argument {index + 1} is not null, and "
+                                             f"HIP's {_name(site)} has no such parameter"])
+        # From the argument to the next one (or, for the last, from the previous one's end).
+        start, end = (args[index][0], args[index + 1][0]) if index + 1 < len(args) else (args[index - 1][1], args[index][1])
+        return Rewrite(_name(site), [Edit(start, end, b"", "transform", site.cuda)])
+
+    transform.drops = (index, counts)
+    return transform
+
+
+def kept_argument(spec: str, site: Site) -> int | None:
+    """The argument a `drop_null` in the cell `spec` has to keep at this call (it is not null),
+    or None: the call that will not port as the cell wants."""
+    for part in spec.split("+"):
+        drops = getattr(_one(part), "drops", None)
+        if drops and len(site.call.args) in drops[1] and not _NULL_POINTER.match(_arg(site, drops[0])):
+            return drops[0]
+    return None
+
+
 def graph_instantiate_flags(site: Site) -> Rewrite:
     """CUDA 12's cudaGraphInstantiate(&exec, graph[, flags]) is hipGraphInstantiateWithFlags
     (HIP's hipGraphInstantiate keeps CUDA 11's five arguments, with no defaults)."""
@@ -246,17 +284,20 @@ _NAMED: dict[str, Callable[[Site], Rewrite]] = {
     "syncwarp": syncwarp,
 }
 
-# The ones a cell parametrises: `defaults(2, 0)`, `symbol(1)`, `function(0)`, `void_pp(0)`.
+# The ones a cell parametrises: `defaults(2, 0)`, `symbol(1)`, `function(0)`, `void_pp(0)`,
+# `drop_null(3, 5)`.
 _FACTORIES: dict[str, Callable[..., Callable[[Site], Rewrite]]] = {
     "defaults": lambda count, *values: _defaults(int(count), *(v.encode("ascii") for v in values)),
     "symbol": lambda index: _symbol(int(index)),
     "function": lambda index: _function(int(index)),
     "void_pp": lambda index: _void_pp(int(index)),
+    "drop_null": lambda index, *counts: _drop_null(int(index), *(int(c) for c in counts)),
 }
 
 _SPEC = regexes.compile(r"\s*(\w+)\s*(?:\(([^()]*)\))?\s*\Z")
 
 
+@functools.cache
 def _one(spec: str) -> Callable[[Site], Rewrite]:
     m = _SPEC.match(spec)
     if m is None:
