@@ -726,6 +726,28 @@ class _Nest:
             i = self.up[i]
 
 
+# The nodes that declare names with a type: `T a, *b;`, a parameter, a member.
+DECLARATIONS = ("declaration", "parameter_declaration", "field_declaration")
+
+
+def declared_identifiers(ctx, type_node) -> list:
+    """Identifiers declared with the declaration that owns this type node."""
+    decl = type_node if type_node.type in DECLARATIONS else next(
+        enclosing(ctx, type_node, *DECLARATIONS), None)
+    if decl is None:
+        return []
+    out = []
+    for d in decl.children_by_field_name("declarator"):
+        while d is not None and d.type not in ("identifier", "field_identifier"):
+            if d.type == "reference_declarator":  # `T &name`: no field names its declarator
+                d = d.named_children[-1] if d.named_child_count else None
+            else:
+                d = d.child_by_field_name("declarator")
+        if d is not None:
+            out.append(d)
+    return out
+
+
 def _same_span_above(node) -> set[int]:
     """The ids of the ancestors with `node`'s span: a short climb (a node's own span)."""
     ids, parent = set(), node.parent

@@ -64,7 +64,7 @@ _BEFORE_CALL = frozenset({b"(", b",", b";", b"{", b"}", b"=", b"+", b"-", b"/", 
                           b"!", b"|", b"^", b"[", b"return"})
 _QUALIFIERS = frozenset({b"const", b"volatile", b"static", b"extern"})
 # Words that may also stand before a function definition's return type (its declaration is
-# no handle's: the tree's function_definition is none of texture._DECLARATIONS).
+# no handle's: the tree's function_definition is none of _syntax.DECLARATIONS).
 _FUNCTION_SPECIFIERS = frozenset({b"inline", b"__inline__", b"__forceinline__", b"__noinline__",
                                   b"__host__", b"__device__"})
 # Words the tree does not read as an identifier, or that may be part of a declarator.

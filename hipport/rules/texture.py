@@ -127,24 +127,6 @@ def _names_definition(node) -> bool:
         d = up
 
 
-def _declared_names(ctx, type_node) -> list:
-    """Identifiers declared with the declaration that owns this type node."""
-    decl = type_node if type_node.type in _DECLARATIONS else next(
-        sx.enclosing(ctx, type_node, *_DECLARATIONS), None)
-    if decl is None:
-        return []
-    out = []
-    for d in decl.children_by_field_name("declarator"):
-        while d is not None and d.type not in ("identifier", "field_identifier"):
-            if d.type == "reference_declarator":  # `T &name`: no field names its declarator
-                d = d.named_children[-1] if d.named_child_count else None
-            else:
-                d = d.child_by_field_name("declarator")
-        if d is not None:
-            out.append(d)
-    return out
-
-
 def _references(ctx) -> dict[str, str]:
     """Texture/surface reference names declared in this file -> "texture" | "surface"."""
     def compute(c):
@@ -153,13 +135,12 @@ def _references(ctx) -> dict[str, str]:
             if node.parent is not None and node.parent.type in ("template_argument_list", "type_descriptor"):
                 continue
             kind = sx.text(node.child_by_field_name("name"))
-            for ident in _declared_names(ctx, node):
+            for ident in sx.declared_identifiers(ctx, node):
                 out[sx.text(ident)] = kind
         return out
     return sx.memo(ctx, "texture_references", compute)
 
 
-_DECLARATIONS = ("declaration", "parameter_declaration", "field_declaration")
 
 
 def _tree_object_declarations(ctx) -> list[ObjectDecl]:
@@ -168,12 +149,12 @@ def _tree_object_declarations(ctx) -> list[ObjectDecl]:
     # the declaration whose type holds them, instead of visiting every declaration.
     found = {}
     for word in sx.nodes_named(ctx, OBJECT_TYPES, _OBJECT_WORDS):
-        for decl in sx.enclosing(ctx, word, *_DECLARATIONS):
+        for decl in sx.enclosing(ctx, word, *sx.DECLARATIONS):
             if decl.id not in found:
                 t = decl.child_by_field_name("type")
                 if t is not None and t.start_byte <= word.start_byte and word.end_byte <= t.end_byte:
                     name = sx.text(t).split("::")[-1].strip()
-                    idents = _declared_names(ctx, t) if name in OBJECT_TYPES else []
+                    idents = sx.declared_identifiers(ctx, t) if name in OBJECT_TYPES else []
                     if idents:
                         found[decl.id] = ObjectDecl(decl.start_byte, t.start_byte, name, tuple(
                             (sx.text(i), i.end_byte) for i in idents))
@@ -245,7 +226,7 @@ def texture_reference_declaration(ctx):
         if node.parent is not None and node.parent.type in ("template_argument_list", "type_descriptor"):
             continue
         kind = sx.text(node.child_by_field_name("name"))
-        names = ", ".join(f"`{sx.text(i)}`" for i in _declared_names(ctx, node)) or "a reference"
+        names = ", ".join(f"`{sx.text(i)}`" for i in sx.declared_identifiers(ctx, node)) or "a reference"
         seen.add(node.start_byte)
         yield Hit(node.start_byte, node.end_byte,
                   f"legacy {kind} reference {names} (`{kind}<...>`): removed in CUDA 12, "

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from hipport import regexes
+from hipport.rewrite.calls import parse_call
 from hipport.rules import Hit, rule
+from hipport.rules import _syntax as sx
 from hipport.rules.api_tables import identifier_uses
 
 XNACK = ("on AMD GPUs, pages migrate on GPU page faults only where the GPU and driver support "
@@ -24,6 +27,36 @@ MANAGED_HINTS = {
     "cudaStreamAttachMemAsync": "stream attachment", "cuStreamAttachMemAsync": "stream attachment",
 }
 MANAGED_NAMES = frozenset(MANAGED_ALLOCATIONS) | frozenset(MANAGED_HINTS)
+
+# CUDA 12.2's _v2 forms, CUDA 13's plain ones: a cudaMemLocation where HIP (5.2 to 6.2) takes a
+# device ordinal. Per name: the location's argument index, and the argument count only that
+# form has (prefetch: `(ptr, n, location, flags[, stream])` against `(ptr, n, device[, stream])`).
+LOCATION_ARGUMENT = {"cudaMemPrefetchAsync": (2, 5), "cuMemPrefetchAsync": (2, 5),
+                     "cudaMemAdvise": (3, None), "cuMemAdvise": (3, None)}
+LOCATION_TYPES = frozenset({"cudaMemLocation", "CUmemLocation"})
+# A location written in place: `{cudaMemLocationTypeDevice, dev}`, `cudaMemLocation{...}`.
+_LOCATION_IN_PLACE = regexes.compile(rb"\{|(?:cudaMemLocation|CUmemLocation)\b")
+
+
+def _location_form(ctx, name: str, end: int) -> bool:
+    """Whether the call of `name` ending its name at `end` is the form that takes a location."""
+    where = LOCATION_ARGUMENT.get(name)
+    call = parse_call(ctx.data, end) if where else None
+    if call is None or len(call.args) <= where[0]:
+        return False
+    if len(call.args) == where[1]:
+        return True
+    s, e = call.args[where[0]]
+    text = ctx.data[s:e]
+    if _LOCATION_IN_PLACE.match(text):
+        return True
+    return text.decode("ascii", "replace") in sx.memo(ctx, "unified_memory.locations", _declared_locations)
+
+
+def _declared_locations(ctx) -> set[str]:
+    """The variables, parameters and members the file declares as memory locations."""
+    return {sx.text(ident) for node in sx.nodes_named(ctx, LOCATION_TYPES, types=("type_identifier",))
+            for ident in sx.declared_identifiers(ctx, node)}
 
 
 def _uses(ctx, table: dict[str, str]):
@@ -79,13 +112,28 @@ def managed_memory_hint(ctx):
     GPU that supports it (e.g. MI200/MI300), and advice tuned for NVIDIA's driver may not give
     the same placement or speed.
 
+    A call in CUDA 13's form (CUDA 12.2's _v2), which takes a cudaMemLocation (and, for a
+    prefetch, flags) where HIP's functions take a device ordinal, is an error: it does not
+    compile until the location is turned into a device.
+
     Example:
-    cudaMemAdvise(data, bytes, cudaMemAdviseSetReadMostly, loc);
+    cudaMemAdvise(data, bytes, cudaMemAdviseSetReadMostly, device);
+    cudaMemPrefetchAsync(data, bytes, location, 0, stream);   // CUDA 13's form: an error
 
     Fix:
     Keep the hints, but run with HSA_XNACK=1 where supported and re-measure; where the
-    hints were a performance workaround, consider explicit allocations and copies.
+    hints were a performance workaround, consider explicit allocations and copies. For CUDA
+    13's form, pass the location's device (`loc.id`, or hipCpuDeviceId for the host) and drop
+    the prefetch's flags argument (CUDA requires it to be 0).
     """
     for start, end, name, what in _uses(ctx, MANAGED_HINTS):
+        if name in LOCATION_ARGUMENT and _location_form(ctx, name, end):
+            index = LOCATION_ARGUMENT[name][0] + 1
+            yield Hit(start, end, f"`{name}`: CUDA 13's form passes a memory location (argument {index}); "
+                                  f"HIP's function takes a device ordinal there; {XNACK}",
+                      "pass the location's device (`loc.id`, or hipCpuDeviceId for the host)"
+                      + (" and drop the flags argument (CUDA requires 0)" if "Prefetch" in name else ""),
+                      severity="error")
+            continue
         yield Hit(start, end, f"`{name}`: managed-memory {what}; {XNACK}",
                   "run with HSA_XNACK=1 where supported and re-measure the effect of the hint")
