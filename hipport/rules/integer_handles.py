@@ -10,6 +10,9 @@ array of them, dereferenced or indexed), or from a cast to the type.
 
 from __future__ import annotations
 
+import re
+
+from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
 
@@ -25,11 +28,44 @@ HANDLE_TYPES = {
 ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"})
 ADDITIVE = frozenset({"+", "-", "+=", "-=", "++", "--"})
 _COMPOUND = frozenset(op + "=" for op in ARITHMETIC)
-# What a handle operand can be: `h`, `(h)`, `*ph`, `a[i]`, `s.h`, `(T)x`.
-_OPERAND_TYPES = frozenset({"identifier", "parenthesized_expression", "pointer_expression",
-                            "subscript_expression", "field_expression", "cast_expression"})
 _DECLARATOR_TYPES = ("init_declarator", "pointer_declarator", "array_declarator", "reference_declarator")
 _NOT_DECLARED = (-1, "")
+
+# The text pre-check (the tree is asked only where it passes; most files with texture objects
+# do no arithmetic on them): an operator just after a name, or just before it (not a launch's
+# `>>>`), and a cast to a handle type whose operand an operator follows. `&h`, `*h`, `a->b`
+# do not count.
+_OPERATOR_AFTER = regexes.compile(rb"[\s)\]]*(?:\+|-(?!>)|[*/%^]|&(?!&)|\|(?!\|)|<<|>>)")
+_OPERATOR_BEFORE = regexes.compile(rb"(?:[-+/%^|]|<<|(?<!>)>>(?!>))[\s(]*\Z")
+_CAST_THEN_OPERATOR = regexes.compile(
+    rb"\(\s*(?:" + b"|".join(t.encode() for t in HANDLE_TYPES) + rb")\s*\)\s*"
+    rb"(?:\w+(?:(?:\.|->)\w+)*|\([^()]*\))\s*\)?\s*(?:[-+*/%^|&]|<<|>>)")
+# The name a declaration with a handle type declares (or a function's, which does no harm).
+_NAME_AFTER_TYPE = regexes.compile(rb"(?:\s|const\b|[*&])*([A-Za-z_]\w*)")
+
+
+def _may_do_arithmetic(ctx) -> bool:
+    """Whether a name that follows a handle type somewhere (as a declared name does) stands next
+    to an arithmetic operator in code, or a cast to a handle type has an operator after its
+    operand."""
+    data, skip = ctx.data, ctx.lexed.in_comment_or_string
+    names = set()
+    for kind in HANDLE_TYPES:
+        at = data.find(kind.encode())
+        while at >= 0:
+            m = _NAME_AFTER_TYPE.match(data, at + len(kind))
+            if m is not None:
+                names.add(m.group(1))
+            at = data.find(kind.encode(), at + len(kind))
+    for name in names:
+        for m in regexes.compile(re.escape(name) + rb"(?!\w)").finditer(data):
+            s = m.start()
+            if s and (data[s - 1 : s].isalnum() or data[s - 1] == 95):  # `_`: part of a longer name
+                continue
+            if (_OPERATOR_AFTER.match(data, m.end()) or _OPERATOR_BEFORE.search(data[max(0, s - 8) : s])) \
+                    and not skip(s):
+                return True
+    return any(not skip(m.start()) for m in _CAST_THEN_OPERATOR.finditer(data))
 
 
 def _scope(ctx, node) -> int:
@@ -70,27 +106,65 @@ def _declared_otherwise(ctx, names: set[str]) -> set[tuple[str, int]]:
     return out
 
 
-def _handle_type(node, declared, scope: int) -> str:
-    """The CUDA handle type an operand has ("" when it is none the file shows)."""
-    while node is not None and node.type == "parenthesized_expression" and node.named_child_count:
-        node = node.named_children[0]
-    if node is not None and node.type == "cast_expression":
-        kind = sx.text(node.child_by_field_name("type"))
-        return kind if kind in HANDLE_TYPES else ""
+def _operand(node):
+    """The operand a name or a cast stands in, climbing `(h)`, `*h`, `a[i]`, `s.h` (with how
+    many `*`/`[]` were crossed), or None where it is something else (`&h`, a call argument
+    seen from inside, the index of `a[h]`)."""
     depth = 0
-    while node is not None and node.type in ("pointer_expression", "subscript_expression"):
-        if node.type == "pointer_expression" and node.child_by_field_name("operator").type != "*":
-            return ""  # `&h`
-        node, depth = node.child_by_field_name("argument"), depth + 1
-    if node is not None and node.type == "field_expression":
-        field = node.child_by_field_name("field")
-        found = declared.get((sx.text(field), 0), _NOT_DECLARED) if field is not None else _NOT_DECLARED
-    elif node is not None and node.type == "identifier":
-        name = sx.text(node)
-        found = declared.get((name, scope)) or declared.get((name, 0), _NOT_DECLARED)
-    else:
-        return ""
-    return found[1] if found[0] == depth else ""
+    while True:
+        up = node.parent
+        if up is None:
+            return None, 0
+        if up.type == "parenthesized_expression":
+            pass
+        elif up.type == "field_expression" and up.child_by_field_name("field") == node:
+            pass
+        elif up.type == "pointer_expression" and up.child_by_field_name("operator").type == "*":
+            depth += 1
+        elif up.type == "subscript_expression" and up.child_by_field_name("argument") == node:
+            depth += 1
+        else:
+            return node, depth
+        node = up
+
+
+def _arithmetic(node):
+    """The arithmetic expression `node` is an operand of, or None."""
+    up = node.parent
+    if up is None or up.type not in ("binary_expression", "assignment_expression", "update_expression"):
+        return None
+    operator = up.child_by_field_name("operator")
+    op = operator.type if operator is not None else ""
+    if up.type == "binary_expression":
+        return up if op in ARITHMETIC else None
+    if up.type == "assignment_expression":
+        return up if op in _COMPOUND and up.child_by_field_name("left") == node else None
+    return up
+
+
+def _uses(ctx, declared) -> list:
+    """(arithmetic expression, CUDA type) for each handle that is an operand of one: a declared
+    name (by its scope: the function's own declaration, else the file's) or a cast to a type."""
+    out = []
+    for ident in sx.nodes_named(ctx, {name for name, _ in declared}, types=("identifier", "field_identifier")):
+        operand, depth = _operand(ident)
+        expr = _arithmetic(operand) if operand is not None else None
+        if expr is None:
+            continue
+        name = sx.text(ident)
+        found = declared.get((name, 0), _NOT_DECLARED) if ident.type == "field_identifier" else \
+            declared.get((name, _scope(ctx, ident))) or declared.get((name, 0), _NOT_DECLARED)
+        if found[0] == depth:
+            out.append((expr, found[1]))
+    for kind in sx.nodes_named(ctx, HANDLE_TYPES, types=("type_identifier",)):
+        descriptor = kind.parent
+        cast = descriptor.parent if descriptor is not None and descriptor.type == "type_descriptor" else None
+        if cast is not None and cast.type == "cast_expression":
+            operand, depth = _operand(cast)
+            expr = _arithmetic(operand) if operand is not None and depth == 0 else None
+            if expr is not None:
+                out.append((expr, sx.text(kind)))
+    return out
 
 
 @rule(code="HP958", name="integer-handle-arithmetic", category="library-semantics",
@@ -125,41 +199,19 @@ def integer_handle_arithmetic(ctx):
     integer, `(hipDeviceptr_t)((uintptr_t)base + size)`; convert a texture or surface object
     to `uintptr_t` before taking it apart, and back with a cast when rebuilding it.
     """
-    declared = sx.memo(ctx, "integer_handles.declared", _declared)
-    casts = b"(CUdeviceptr)" in ctx.data or b"Object_t)" in ctx.data or b"Object)" in ctx.data
-    if not declared and not casts:
+    if not _may_do_arithmetic(ctx):
         return
+    declared = _declared(ctx)
     c_file = ctx.path.endswith(".c")
-    found = []
-    for node in sx.nodes(ctx, "binary_expression", "assignment_expression", "update_expression"):
-        operator = node.child_by_field_name("operator")
-        op = operator.type if operator is not None else ""
-        if node.type == "binary_expression":
-            if op not in ARITHMETIC:
-                continue
-            operands = (node.child_by_field_name("left"), node.child_by_field_name("right"))
-        elif node.type == "assignment_expression":
-            if op not in _COMPOUND:
-                continue
-            operands = (node.child_by_field_name("left"),)
-        else:
-            operands = (node.child_by_field_name("argument"),)
-        if not any(o is not None and o.type in _OPERAND_TYPES for o in operands):
-            continue
-        scope = None
-        for o in operands:
-            if o is None or o.type not in _OPERAND_TYPES:
-                continue
-            if scope is None:
-                scope = _scope(ctx, node)
-            kind = _handle_type(o, declared, scope)
-            if kind and not (c_file and op in ADDITIVE and HANDLE_TYPES[kind] == "void") \
-                    and sx.relevant(ctx, node.start_byte):
-                found.append((node, kind))
-                break
-    spans = [(n.start_byte, n.end_byte, n.id) for n, _ in found]
-    for node, kind in found:
-        if any(s <= node.start_byte and node.end_byte <= e and i != node.id for s, e, i in spans):
+    found = {}
+    for expr, kind in _uses(ctx, declared):
+        op = expr.child_by_field_name("operator").type
+        if expr.id not in found and not (c_file and op in ADDITIVE and HANDLE_TYPES[kind] == "void") \
+                and sx.relevant(ctx, expr.start_byte):
+            found[expr.id] = (expr, kind)
+    spans = [(n.start_byte, n.end_byte, i) for i, (n, _) in found.items()]
+    for i, (node, kind) in sorted(found.items(), key=lambda f: f[1][0].start_byte):
+        if any(s <= node.start_byte and node.end_byte <= e and j != i for s, e, j in spans):
             continue  # one finding for `base + a + b`
         pointee = HANDLE_TYPES[kind]
         yield Hit(node.start_byte, node.end_byte,

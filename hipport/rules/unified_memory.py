@@ -33,7 +33,11 @@ MANAGED_NAMES = frozenset(MANAGED_ALLOCATIONS) | frozenset(MANAGED_HINTS)
 # form has (prefetch: `(ptr, n, location, flags[, stream])` against `(ptr, n, device[, stream])`).
 LOCATION_ARGUMENT = {"cudaMemPrefetchAsync": (2, 5), "cuMemPrefetchAsync": (2, 5),
                      "cudaMemAdvise": (3, None), "cuMemAdvise": (3, None)}
-LOCATION_TYPES = frozenset({"cudaMemLocation", "CUmemLocation"})
+# A declaration's declarators, to the end of the statement or of a parameter list; each one's
+# name is its first word once brace initializers are dropped.
+_LOCATION_DECLARATION = regexes.compile(rb"(?:cudaMemLocation|CUmemLocation)\s+([^;)]*)")
+_BRACED = regexes.compile(rb"\{[^{}]*\}")
+_DECLARED_NAME = regexes.compile(rb"[\s*&]*(?:const\s+)?([A-Za-z_]\w*)")
 # A location written in place: `{cudaMemLocationTypeDevice, dev}`, `cudaMemLocation{...}`.
 _LOCATION_IN_PLACE = regexes.compile(rb"\{|(?:cudaMemLocation|CUmemLocation)\b")
 
@@ -50,13 +54,19 @@ def _location_form(ctx, name: str, end: int) -> bool:
     text = ctx.data[s:e]
     if _LOCATION_IN_PLACE.match(text):
         return True
-    return text.decode("ascii", "replace") in sx.memo(ctx, "unified_memory.locations", _declared_locations)
+    return text in sx.memo(ctx, "unified_memory.locations", _declared_locations)
 
 
-def _declared_locations(ctx) -> set[str]:
-    """The variables, parameters and members the file declares as memory locations."""
-    return {sx.text(ident) for node in sx.nodes_named(ctx, LOCATION_TYPES, types=("type_identifier",))
-            for ident in sx.declared_identifiers(ctx, node)}
+def _declared_locations(ctx) -> set[bytes]:
+    """The names declared as memory locations (`cudaMemLocation a, *b;`, a parameter), read
+    from the text: a file with these calls is seldom otherwise parsed."""
+    out = set()
+    for m in _LOCATION_DECLARATION.finditer(ctx.data):
+        for part in _BRACED.sub(b"", m.group(1)).split(b","):  # `a = {t, id}, b`: a and b
+            name = _DECLARED_NAME.match(part)
+            if name is not None:
+                out.add(name.group(1))
+    return out
 
 
 def _uses(ctx, table: dict[str, str]):
