@@ -15,7 +15,7 @@ from hipport import TYPE_CHECKING, regexes
 from hipport.errors import MappingError
 from hipport.hashing import blake2b
 from hipport.locations import Places, copy_places, read_copy, write_copy
-from hipport.table_files import table_dir, tables_stamp
+from hipport.table_files import read_tsv, table_dir, tables_stamp
 from hipport.tuples import NamedTuple
 
 if TYPE_CHECKING:
@@ -282,43 +282,6 @@ class _Entries(_ByName):
 # reading
 
 
-def _read_tsv(path: Any, required: tuple[str, ...]) -> tuple[list[str], list[list[str]], list[int]]:
-    """Header and rows (padded to the header's width) of one TSV; `#` lines are comments."""
-    name = path.name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MappingError(f"{name}: cannot read: {exc}") from exc
-    header: list[str] | None = None
-    rows: list[list[str]] = []
-    linenos: list[int] = []
-    width = 0
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line or line[0] == "#":
-            continue
-        if line[-1] == "\r":
-            line = line[:-1]
-        cells = line.split("\t")
-        if header is None:
-            header = cells
-            width = len(header)
-            missing = [c for c in required if c not in header]
-            if missing:
-                raise MappingError(f"{name}:{lineno}: header lacks column(s) {', '.join(missing)}")
-            if len(set(header)) != width or "" in header:
-                raise MappingError(f"{name}:{lineno}: empty or repeated column name in header")
-            continue
-        if len(cells) != width:
-            if len(cells) > width:
-                raise MappingError(f"{name}:{lineno}: {len(cells)} cells, header has {width}")
-            cells += [""] * (width - len(cells))
-        rows.append(cells)
-        linenos.append(lineno)
-    if header is None:
-        raise MappingError(f"{name}: no header row")
-    return header, rows, linenos
-
-
 _VERSION_FIELDS = (
     "cuda_added", "cuda_deprecated", "cuda_changed", "cuda_removed", "hip_added",
     "hip_deprecated", "hip_changed", "hip_removed", "roc_added",
@@ -340,7 +303,7 @@ def _check_column(path: Any, what: str, column: tuple[str, ...], linenos: list[i
 
 def _read_names(path: Any, library: str) -> dict[str, tuple]:
     """One name table as {cuda: raw row}, validated."""
-    header, rows, linenos = _read_tsv(path, NAME_REQUIRED)
+    header, rows, linenos = read_tsv(path, NAME_REQUIRED)
     if not rows:
         return {}
     col = {c: i for i, c in enumerate(header)}
@@ -528,7 +491,7 @@ def _parse_tables(d: Any) -> tuple[dict[str, tuple], tuple[str, ...], tuple]:
 
 def _read_includes(d: Any) -> tuple[tuple[str, str, str, str, str], ...]:
     path = d.joinpath(INCLUDES + ".tsv")
-    header, rows, linenos = _read_tsv(path, INCLUDE_REQUIRED)
+    header, rows, linenos = read_tsv(path, INCLUDE_REQUIRED)
     col = {c: i for i, c in enumerate(header)}
     out = []
     seen: set[str] = set()

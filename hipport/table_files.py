@@ -78,27 +78,47 @@ def tables_stamp(directory: Any = None) -> bytes:
     return "\n".join(parts).encode()
 
 
-@functools.lru_cache(maxsize=None)
-def data_table(folder: str, name: str) -> tuple[dict[str, str], ...]:
-    """Rows of FOLDER/NAME.tsv (a DATA_FOLDERS table) as dicts keyed by the header (`#` lines
-    are comments)."""
-    where = f"{folder}/{name}.tsv"
+def read_tsv(path: Any, required: tuple[str, ...] = (), name: str = "") -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, rows (padded to the header's width) and their line numbers of one table; `#`
+    lines are comments. Every table, name table or data table, is read here. `name`: how
+    errors call the file (its name by default)."""
+    name = name or path.name
     try:
-        text = table_dir().joinpath(folder).joinpath(name + ".tsv").read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise MappingError(f"{where}: cannot read: {exc}") from exc
+        raise MappingError(f"{name}: cannot read: {exc}") from exc
     header: list[str] | None = None
-    rows = []
+    rows: list[list[str]] = []
+    linenos: list[int] = []
+    width = 0
     for lineno, line in enumerate(text.split("\n"), 1):
-        if not line or line.startswith("#"):
+        if not line or line[0] == "#":
             continue
+        if line[-1] == "\r":
+            line = line[:-1]
         cells = line.split("\t")
         if header is None:
             header = cells
+            width = len(header)
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise MappingError(f"{name}:{lineno}: header lacks column(s) {', '.join(missing)}")
+            if len(set(header)) != width or "" in header:
+                raise MappingError(f"{name}:{lineno}: empty or repeated column name in header")
             continue
-        if len(cells) != len(header):
-            raise MappingError(f"{where}:{lineno}: {len(cells)} cells, header has {len(header)}")
-        rows.append(dict(zip(header, cells)))
+        if len(cells) != width:
+            if len(cells) > width:
+                raise MappingError(f"{name}:{lineno}: {len(cells)} cells, header has {width}")
+            cells += [""] * (width - len(cells))
+        rows.append(cells)
+        linenos.append(lineno)
     if header is None:
-        raise MappingError(f"{where}: no header row")
-    return tuple(rows)
+        raise MappingError(f"{name}: no header row")
+    return header, rows, linenos
+
+
+@functools.lru_cache(maxsize=None)
+def data_table(folder: str, name: str) -> tuple[dict[str, str], ...]:
+    """Rows of FOLDER/NAME.tsv (a DATA_FOLDERS table) as dicts keyed by the header."""
+    header, rows, _ = read_tsv(table_dir().joinpath(folder).joinpath(name + ".tsv"), name=f"{folder}/{name}.tsv")
+    return tuple(dict(zip(header, cells)) for cells in rows)
