@@ -157,3 +157,11 @@ def test_kept_argument_is_the_non_null_edge_data():
     assert kept(b"f(g, a, b, NULL, 1)") is None
     assert kept(b"f(g, a, b, 1)") is None  # the older form: nothing to drop
     assert kept_argument("function(0)", Site(b"f(k)", "f", "g", parse_call(b"f(k)", 1), (5, 2))) is None
+
+
+def test_untag_only_where_the_target_maps_the_name():
+    # HIP 4.3 has hipExternalMemoryBufferDesc but not hipGraphicsResource (4.4): the tag of a
+    # name left as CUDA's stays, or `cudaGraphicsResource *r` would name no type at all.
+    code = "struct cudaGraphicsResource *r; struct cudaExternalMemoryBufferDesc d;"
+    assert port(code, "4.3") == "struct cudaGraphicsResource *r; hipExternalMemoryBufferDesc d;"
+    assert port(code, "4.4") == "hipGraphicsResource *r; hipExternalMemoryBufferDesc d;"
