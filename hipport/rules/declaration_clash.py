@@ -63,7 +63,7 @@ _RUNTIME_PARAM = regexes.compile(rb"cuda[A-Z]\w*[\s*&]+\w+\s*[,)=]")
 # The word that ends a (right-stripped) text: `(?<!\w)` makes a start inside a word fail at once,
 # where `(\w+)\s*\Z` backtracked through every word of the text.
 _LAST_WORD = regexes.compile(rb"(?<!\w)\w+\Z")
-_NOT_IN_ONE_LIST = regexes.compile(rb"[();{}]")
+_BRACKETS = regexes.compile(rb"[();{}]")
 _LOOK_BACK = 512  # bytes searched for the `(` a parameter list opens with
 # As the rule's trigger: searched only in files holding `CUa` ... `CUz` (found in the analysis'
 # one pass over the file), not in every file that says CUDA.
@@ -78,16 +78,31 @@ def _suspects(ctx) -> set[str]:
     return driver & _owners(ctx, _RUNTIME_PARAM) if driver else set()
 
 
+def _list_open(data: bytes, start: int) -> int:
+    """The `(` that opens the parameter list holding `start`, stepping back over balanced
+    parentheses (`void (*cb)(int), CUresult e`); -1 where a `;` or a brace comes first."""
+    depth = 0
+    for m in reversed(list(_BRACKETS.finditer(data, max(0, start - _LOOK_BACK), start))):
+        c = m.group()
+        if c == b")":
+            depth += 1
+        elif c != b"(":
+            return -1
+        elif depth == 0:
+            return m.start()
+        else:
+            depth -= 1
+    return -1
+
+
 def _owners(ctx, pattern) -> set[str]:
     """The names of the functions whose parameter lists hold a match of `pattern` (found back
-    from it: the nearest `(` with no `)`, `;` or brace between; a list holding a parenthesised
-    parameter before it is missed)."""
+    from it, see _list_open)."""
     data = ctx.data
     out = set()
     for m in ctx.code_matches(pattern):
-        start = m.start()
-        i = data.rfind(b"(", max(0, start - _LOOK_BACK), start)
-        if i < 0 or _NOT_IN_ONE_LIST.search(data, i + 1, start):
+        i = _list_open(data, m.start())
+        if i < 0:
             continue
         owner = _LAST_WORD.search(data[max(0, i - 128) : i].rstrip())
         if owner is not None:
