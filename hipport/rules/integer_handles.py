@@ -10,8 +10,6 @@ array of them, dereferenced or indexed), or from a cast to the type.
 
 from __future__ import annotations
 
-import re
-
 from hipport import regexes
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -30,6 +28,7 @@ ADDITIVE = frozenset({"+", "-", "+=", "-=", "++", "--"})
 _COMPOUND = frozenset(op + "=" for op in ARITHMETIC)
 _DECLARATOR_TYPES = ("init_declarator", "pointer_declarator", "array_declarator", "reference_declarator")
 _NOT_DECLARED = (-1, "")
+_HANDLE_WORDS = tuple(t.encode() for t in HANDLE_TYPES)
 
 # The text pre-check (the tree is asked only where it passes; most files with texture objects
 # do no arithmetic on them): an operator just after a name, or just before it (not a launch's
@@ -38,8 +37,9 @@ _NOT_DECLARED = (-1, "")
 _OPERATOR_AFTER = regexes.compile(rb"[\s)\]]*(?:\+|-(?!>)|[*/%^]|&(?!&)|\|(?!\|)|<<|>>)")
 _OPERATOR_BEFORE = regexes.compile(rb"(?:[-+/%^|]|<<|(?<!>)>>(?!>))[\s(]*\Z")
 _CAST_THEN_OPERATOR = regexes.compile(
-    rb"\(\s*(?:" + b"|".join(t.encode() for t in HANDLE_TYPES) + rb")\s*\)\s*"
+    rb"\(\s*(?:" + b"|".join(_HANDLE_WORDS) + rb")\s*\)\s*"
     rb"(?:\w+(?:(?:\.|->)\w+)*|\([^()]*\))\s*\)?\s*(?:[-+*/%^|&]|<<|>>)")
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 # The name a declaration with a handle type declares (or a function's, which does no harm).
 _NAME_AFTER_TYPE = regexes.compile(rb"(?:\s|const\b|[*&])*([A-Za-z_]\w*)")
 
@@ -50,21 +50,25 @@ def _may_do_arithmetic(ctx) -> bool:
     operand."""
     data, skip = ctx.data, ctx.lexed.in_comment_or_string
     names = set()
-    for kind in HANDLE_TYPES:
-        at = data.find(kind.encode())
+    for kind in _HANDLE_WORDS:
+        at = data.find(kind)
         while at >= 0:
             m = _NAME_AFTER_TYPE.match(data, at + len(kind))
             if m is not None:
                 names.add(m.group(1))
-            at = data.find(kind.encode(), at + len(kind))
+            at = data.find(kind, at + len(kind))
+    # Each name's whole-word places, found with bytes.find: a pattern compiled per name would
+    # cost more than the search (and names are the project's, not patterns to keep).
+    size = len(data)
     for name in names:
-        for m in regexes.compile(re.escape(name) + rb"(?!\w)").finditer(data):
-            s = m.start()
-            if s and (data[s - 1 : s].isalnum() or data[s - 1] == 95):  # `_`: part of a longer name
-                continue
-            if (_OPERATOR_AFTER.match(data, m.end()) or _OPERATOR_BEFORE.search(data[max(0, s - 8) : s])) \
-                    and not skip(s):
+        at = data.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if (end == size or data[end] not in _WORD_BYTES) and (at == 0 or data[at - 1] not in _WORD_BYTES) \
+                    and (_OPERATOR_AFTER.match(data, end) or _OPERATOR_BEFORE.search(data[max(0, at - 8) : at])) \
+                    and not skip(at):
                 return True
+            at = data.find(name, end)
     return any(not skip(m.start()) for m in _CAST_THEN_OPERATOR.finditer(data))
 
 
