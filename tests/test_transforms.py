@@ -107,6 +107,10 @@ def test_parse_call_spans():
     ("cudaStreamUpdateCaptureDependencies(s, d, NULL, 1, f);", "hipStreamUpdateCaptureDependencies(s, d, 1, f);"),
     ("cudaGraphGetEdges(g, f, t, NULL // edges\n, &n);", "hipGraphGetEdges(g, f, t, &n);"),
     ("cudaStreamUpdateCaptureDependencies(s, d, 0, f);", "hipStreamUpdateCaptureDependencies(s, d, 0, f);"),
+    # Four arguments: CUDA 13's form with the flags defaulted only where a pointer is spelled.
+    ("cudaStreamUpdateCaptureDependencies(s, d, NULL, 1);", "hipStreamUpdateCaptureDependencies(s, d, 1);"),
+    ("cudaStreamUpdateCaptureDependencies(s, d, nullptr, n);", "hipStreamUpdateCaptureDependencies(s, d, n);"),
+    ("cudaStreamUpdateCaptureDependencies(s, d, 1, flags);", "hipStreamUpdateCaptureDependencies(s, d, 1, flags);"),
     ("cub::DeviceReduce::Sum(t, n, a, b, k); ::cub::WarpReduce<int> w;",
      "hipcub::DeviceReduce::Sum(t, n, a, b, k); ::hipcub::WarpReduce<int> w;"),
     ("int cub = 1; mylib::cub::f(); s.cub = cub;", "int cub = 1; mylib::cub::f(); s.cub = cub;"),
@@ -157,6 +161,9 @@ def test_kept_argument_is_the_non_null_edge_data():
     assert kept(b"f(g, a, b, NULL, 1)") is None
     assert kept(b"f(g, a, b, 1)") is None  # the older form: nothing to drop
     assert kept_argument("function(0)", Site(b"f(k)", "f", "g", parse_call(b"f(k)", 1), (5, 2))) is None
+    # drop_null_pointer: at its count the older form's number stands there, which is no edge data.
+    code = b"f(s, d, n, flags)"
+    assert kept_argument("drop_null(2, 5) + drop_null_pointer(2, 4)", Site(code, "f", "g", parse_call(code, 1), (5, 2))) is None
 
 
 def test_untag_only_where_the_target_maps_the_name():

@@ -174,27 +174,33 @@ def _void_pp(index: int) -> Callable[[Site], Rewrite]:
 # comment goes with the argument).
 _COMMENTS = rb"(?:\s|/\*.*?\*/|//[^\n]*(?:\n|\Z))*"
 _NULL_POINTER = regexes.compile(_COMMENTS + rb"(?:NULL|nullptr|0)" + _COMMENTS + rb"\Z", re.S)
+# Only as a pointer is spelled: `0` may be a count.
+_NULL_WORD = regexes.compile(_COMMENTS + rb"(?:NULL|nullptr)" + _COMMENTS + rb"\Z", re.S)
 
 
-def _drop_null(index: int, *counts: int) -> Callable[[Site], Rewrite]:
+def _drop_null(index: int, *counts: int, pointer_only: bool = False) -> Callable[[Site], Rewrite]:
     """A call with one of `counts` arguments loses argument `index` where it is a null pointer:
     a parameter CUDA added (CUDA 13's graph edge data) that HIP's function lacks. A non-null
-    one is left, with a note: HIP has nothing to pass it to (rules/graph_edges.py reports it)."""
+    one is left, with a note: HIP has nothing to pass it to (rules/graph_edges.py reports it).
+    `pointer_only` (`drop_null_pointer`): for a count at which the older form has a number in
+    that place, so that only `NULL` or `nullptr` tells the newer form; nothing else is noted."""
     if not counts or min(counts) <= max(index, 1):
         raise ValueError("drop_null(index, count, ...) needs counts above the index and above 1")
+    null = _NULL_WORD if pointer_only else _NULL_POINTER
 
     def transform(site: Site) -> Rewrite:
         args = site.call.args
         if len(args) not in counts:
             return Rewrite(_name(site))
-        if not _NULL_POINTER.match(_arg(site, index)):
-            return Rewrite(_name(site), [], [f"{site.cuda}: argument {index + 1} is not null, and "
-                                             f"HIP's {_name(site)} has no such parameter"])
+        if not null.match(_arg(site, index)):
+            return Rewrite(_name(site), [], [] if pointer_only else [
+                f"{site.cuda}: argument {index + 1} is not null, and HIP's {_name(site)} has no such parameter"])
         # From the argument to the next one (or, for the last, from the previous one's end).
         start, end = (args[index][0], args[index + 1][0]) if index + 1 < len(args) else (args[index - 1][1], args[index][1])
         return Rewrite(_name(site), [Edit(start, end, b"", "transform", site.cuda)])
 
-    transform.drops = (index, counts)
+    if not pointer_only:
+        transform.drops = (index, counts)
     return transform
 
 
@@ -285,13 +291,15 @@ _NAMED: dict[str, Callable[[Site], Rewrite]] = {
 }
 
 # The ones a cell parametrises: `defaults(2, 0)`, `symbol(1)`, `function(0)`, `void_pp(0)`,
-# `drop_null(3, 5)`.
+# `drop_null(3, 5)`, `drop_null_pointer(2, 4)`.
 _FACTORIES: dict[str, Callable[..., Callable[[Site], Rewrite]]] = {
     "defaults": lambda count, *values: _defaults(int(count), *(v.encode("ascii") for v in values)),
     "symbol": lambda index: _symbol(int(index)),
     "function": lambda index: _function(int(index)),
     "void_pp": lambda index: _void_pp(int(index)),
     "drop_null": lambda index, *counts: _drop_null(int(index), *(int(c) for c in counts)),
+    "drop_null_pointer": lambda index, *counts: _drop_null(int(index), *(int(c) for c in counts),
+                                                           pointer_only=True),
 }
 
 _SPEC = regexes.compile(r"\s*(\w+)\s*(?:\(([^()]*)\))?\s*\Z")
