@@ -141,8 +141,6 @@ def _references(ctx) -> dict[str, str]:
     return sx.memo(ctx, "texture_references", compute)
 
 
-
-
 def _tree_object_declarations(ctx) -> list[ObjectDecl]:
     """The declarations of texture/surface object handles."""
     # The type's last name is spelled in the text: start from those words and climb to
