@@ -111,6 +111,11 @@ def test_parse_call_spans():
     ("cudaStreamUpdateCaptureDependencies(s, d, NULL, 1);", "hipStreamUpdateCaptureDependencies(s, d, 1);"),
     ("cudaStreamUpdateCaptureDependencies(s, d, nullptr, n);", "hipStreamUpdateCaptureDependencies(s, d, n);"),
     ("cudaStreamUpdateCaptureDependencies(s, d, 1, flags);", "hipStreamUpdateCaptureDependencies(s, d, 1, flags);"),
+    # CUDA 12.3's explicit names of the same forms.
+    ("cudaGraphAddDependencies_v2(g, &a, &b, NULL, 1);", "hipGraphAddDependencies(g, &a, &b, 1);"),
+    ("cudaStreamUpdateCaptureDependencies_v2(s, d, 0, n);", "hipStreamUpdateCaptureDependencies(s, d, n);"),
+    ("cudaStreamGetCaptureInfo_v3(s, &st, &id, &g, &d, nullptr);", "hipStreamGetCaptureInfo_v2(s, &st, &id, &g, &d);"),
+    ("cuGraphNodeGetDependencies_v2(n, d, NULL, &count);", "hipGraphNodeGetDependencies(n, d, &count);"),
     ("cub::DeviceReduce::Sum(t, n, a, b, k); ::cub::WarpReduce<int> w;",
      "hipcub::DeviceReduce::Sum(t, n, a, b, k); ::hipcub::WarpReduce<int> w;"),
     ("int cub = 1; mylib::cub::f(); s.cub = cub;", "int cub = 1; mylib::cub::f(); s.cub = cub;"),
