@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from hipport.analysis import analyze, context_for
 from hipport.config import Settings
 from hipport.mappings import load
 from hipport.pipeline import port_source
@@ -177,3 +178,17 @@ def test_untag_only_where_the_target_maps_the_name():
     code = "struct cudaGraphicsResource *r; struct cudaExternalMemoryBufferDesc d;"
     assert port(code, "4.3") == "struct cudaGraphicsResource *r; hipExternalMemoryBufferDesc d;"
     assert port(code, "4.4") == "hipGraphicsResource *r; hipExternalMemoryBufferDesc d;"
+
+
+def test_a_call_the_target_cannot_port_keeps_its_arguments():
+    # hipGraphAddNode comes with HIP 6.2, hipGraphInstantiateWithFlags with 5.0: below, the
+    # call stays CUDA's whole, for unsupported-api to report, and HP503 says nothing more.
+    code = "cudaGraphAddNode(&n, g, deps, NULL, k, &p); cudaGraphInstantiateWithFlags(&x, g);"
+    assert port(code, "4.3") == code
+    assert port(code, "6.2") == "hipGraphAddNode(&n, g, deps, k, &p); hipGraphInstantiateWithFlags(&x, g, 0);"
+    edge = b"void f(cudaGraph_t g, cudaGraphNode_t* d, cudaGraphEdgeData* e, cudaGraphNodeParams* p) {\n" \
+           b"  cudaGraphNode_t n; cudaGraphAddNode(&n, g, d, e, 1, p);\n}\n"
+    rules = {t: sorted(f.rule for f in analyze(context_for(edge, "f.cu", "cuda", Settings(target_hip=t)))
+                       if f.rule in ("HP501", "HP503")) for t in ((5, 2), (6, 2))}
+    assert rules[(6, 2)] == ["HP503"]
+    assert "HP503" not in rules[(5, 2)] and "HP501" in rules[(5, 2)]

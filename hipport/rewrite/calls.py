@@ -207,6 +207,8 @@ def _drop_null(index: int, *counts: int, pointer_only: bool = False) -> Callable
 def kept_argument(spec: str, site: Site) -> int | None:
     """The argument a `drop_null` in the cell `spec` has to keep at this call (it is not null),
     or None: the call that will not port as the cell wants."""
+    if not site.mapped:
+        return None  # not ported at this target: the call is unsupported-api's
     for part in spec.split("+"):
         drops = getattr(_one(part), "drops", None)
         if drops and len(site.call.args) in drops[1] and not _NULL_POINTER.match(_arg(site, drops[0])):
@@ -318,16 +320,26 @@ def _one(spec: str) -> Callable[[Site], Rewrite]:
     if name not in _FACTORIES:
         raise ValueError(f"unknown transform {name}(...) (known: {', '.join(sorted(_FACTORIES))})")
     try:
-        return _FACTORIES[name](*(p.strip() for p in params.split(",")))
+        made = _FACTORIES[name](*(p.strip() for p in params.split(",")))
     except (TypeError, ValueError) as e:
         raise ValueError(f"bad arguments in transform {spec!r}: {e}") from None
+
+    def where_mapped(site: Site) -> Rewrite:
+        # A call the target has no HIP name for is left whole (unsupported-api reports it):
+        # its arguments are CUDA's until someone ports it.
+        return made(site) if site.mapped else Rewrite(site.cuda)
+
+    where_mapped.__doc__ = made.__doc__
+    where_mapped.drops = getattr(made, "drops", None)
+    return where_mapped
 
 
 @functools.cache
 def transform_for(spec: str) -> Callable[[Site], Rewrite]:
-    """The rewrite a table's `transform` cell names: `name`, `name(arg, ...)`, or several joined
-    by `+`, applied to the same call in turn (each edits its own arguments; the first new name
-    wins). ValueError for a cell that names none."""
+    """The rewrite a table's `transform` cell names: `name`, `name(arg, ...)` (which applies only
+    where the row maps at the target), or several joined by `+`, applied to the same call in
+    turn (each edits its own arguments; the first new name wins). ValueError for a cell that
+    names none."""
     parts = [_one(p) for p in spec.split("+")]
     if len(parts) == 1:
         return parts[0]
