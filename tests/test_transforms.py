@@ -34,6 +34,7 @@ def test_every_transform_named_in_the_tables_exists():
     ("no_such_transform", "unknown transform 'no_such_transform'"),
     ("defaults(x, 0)", "bad arguments"),
     ("symbol()", "bad arguments"),
+    ("cast(1)", "bad arguments"),
     ("nope(1)", "unknown transform nope(...)"),
     ("symbol(1) + ", "not a transform"),
     ("warp_sync(1)", "unknown transform warp_sync(...)"),
@@ -80,6 +81,20 @@ def test_parse_call_spans():
     ("cudaHostGetDevicePointer(&bufs[i].dev, h, 0);", "hipHostGetDevicePointer((void **)&bufs[i].dev, h, 0);"),
     ("cudaMallocPitch(pp, &pitch, w, h);", "hipMallocPitch((void **)pp, &pitch, w, h);"),
     ("cudaMallocPitch(big ? &a : &b, &pitch, w, h);", "hipMallocPitch((void **)(big ? &a : &b), &pitch, w, h);"),
+    # NVRTC's `const char * const *` takes a `char **`; hipRTC's `const char **` needs the cast.
+    ("nvrtcCompileProgram(prog, n, opts);", "hiprtcCompileProgram(prog, n, (const char **)opts);"),
+    ("nvrtcCompileProgram(prog, n, opts.data());", "hiprtcCompileProgram(prog, n, (const char **)(opts.data()));"),
+    ("nvrtcCompileProgram(prog, n, (const char**)opts);", "hiprtcCompileProgram(prog, n, (const char**)opts);"),
+    ("nvrtcCompileProgram(prog, 0, NULL);", "hiprtcCompileProgram(prog, 0, NULL);"),
+    ("nvrtcCreateProgram(&p, src, \"k.cu\", 1, hdrs, names);",
+     "hiprtcCreateProgram(&p, src, \"k.cu\", 1, (const char **)hdrs, (const char **)names);"),
+    ("nvrtcCreateProgram(&p, src, name, 0, NULL, nullptr);", "hiprtcCreateProgram(&p, src, name, 0, NULL, nullptr);"),
+    # A name declared with the type already needs no cast; `const char *const *` does.
+    ("const char* opts[] = {\"-G\"}; nvrtcCompileProgram(p, 1, opts);",
+     "const char* opts[] = {\"-G\"}; hiprtcCompileProgram(p, 1, opts);"),
+    ("const char** o; nvrtcCompileProgram(p, 1, o);", "const char** o; hiprtcCompileProgram(p, 1, o);"),
+    ("const char *const *o; nvrtcCompileProgram(p, 1, o);",
+     "const char *const *o; hiprtcCompileProgram(p, 1, (const char **)o);"),
     # Defaulted trailing arguments HIP requires: only the missing ones are added.
     ("cudaMalloc3DArray(&a, &d, e);", "hipMalloc3DArray(&a, &d, e, 0);"),
     ("cudaMalloc3DArray(&a, &d, e, f);", "hipMalloc3DArray(&a, &d, e, f);"),

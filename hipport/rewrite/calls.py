@@ -159,13 +159,54 @@ def _function(index: int) -> Callable[[Site], Rewrite]:
 _POSTFIX = regexes.compile(rb"&?\s*[A-Za-z_][\w.]*(?:(?:->|\.)\w+|\[[^\[\]]*\])*\Z")
 
 
+def _cast_argument(site: Site, index: int, cast: bytes, skip: Callable[[bytes], object]) -> Rewrite:
+    """Argument `index` behind `cast`, parenthesised unless it is a plain (address of a) name,
+    member or element; left as written where `skip(text)` says it needs none."""
+    text = _arg(site, index)
+    if text is None or skip(text):
+        return Rewrite(_name(site))
+    s, e = site.call.args[index]
+    if _POSTFIX.match(text):  # `&p`: the cast needs no parentheses
+        return Rewrite(_name(site), [Edit(s, s, cast, "transform", site.cuda)])
+    return Rewrite(_name(site), [Edit(s, s, cast + b"(", "transform", site.cuda), Edit(e, e, b")", "transform", "")])
+
+
 def _void_pp(index: int) -> Callable[[Site], Rewrite]:
     def transform(site: Site) -> Rewrite:
+        return _cast_argument(site, index, b"(void **)", _CAST.match)
+
+    return transform
+
+
+_CXX_CAST = regexes.compile(rb"(?:reinterpret|static|const)_cast\s*<")
+_SPACES = regexes.compile(rb"\s+")
+
+
+_NAME = regexes.compile(rb"[A-Za-z_]\w*\Z")
+_STAR = rb"\s*\*\s*"  # no `const` after it: `const char *const *` does not convert to `const char **`
+
+
+def _cast(index: int, ctype: str) -> Callable[[Site], Rewrite]:
+    """Argument `index` cast to `ctype`, where CUDA's parameter takes more than HIP's: NVRTC's
+    `const char * const *` takes a `char **`, hipRTC's `const char **` does not. A null
+    pointer, an argument already cast so (or by a C++ cast), and a name the file declares with
+    the type already (`const char *opts[]`, `const char **opts`) are left as written."""
+    cast = f"({ctype})".encode("ascii")
+    squeezed = _SPACES.sub(b"", cast)
+    base, stars = ctype.rstrip("* ").encode("ascii"), ctype.count("*")
+    declared_with = re.escape(base).replace(b"\\ ", rb"\s+") + _STAR * (stars - 1)
+
+    def skip(text: bytes) -> bool:
+        return bool(_NULL_POINTER.match(text) or _CXX_CAST.match(text)
+                    or _SPACES.sub(b"", text[: len(cast) + 8]).startswith(squeezed))
+
+    def transform(site: Site) -> Rewrite:
         text = _arg(site, index)
-        if text is not None and _POSTFIX.match(text):  # `&p`: the cast needs no parentheses
-            s = site.call.args[index][0]
-            return Rewrite(_name(site), [Edit(s, s, b"(void **)", "transform", site.cuda)])
-        return Rewrite(_name(site), _wrap(site, index, b"(void **)(", b")", _CAST))
+        if text is not None and _NAME.match(text) and stars and re.search(
+                rb"(?<!\w)" + declared_with + rb"(?:" + _STAR + re.escape(text) + rb"\b|\s*" + re.escape(text) + rb"\s*\[)",
+                site.data):
+            return Rewrite(_name(site))
+        return _cast_argument(site, index, cast, skip)
 
     return transform
 
@@ -293,12 +334,13 @@ _NAMED: dict[str, Callable[[Site], Rewrite]] = {
 }
 
 # The ones a cell parametrises: `defaults(2, 0)`, `symbol(1)`, `function(0)`, `void_pp(0)`,
-# `drop_null(3, 5)`, `drop_null_pointer(2, 4)`.
+# `cast(2, const char **)`, `drop_null(3, 5)`, `drop_null_pointer(2, 4)`.
 _FACTORIES: dict[str, Callable[..., Callable[[Site], Rewrite]]] = {
     "defaults": lambda count, *values: _defaults(int(count), *(v.encode("ascii") for v in values)),
     "symbol": lambda index: _symbol(int(index)),
     "function": lambda index: _function(int(index)),
     "void_pp": lambda index: _void_pp(int(index)),
+    "cast": lambda index, ctype: _cast(int(index), ctype),
     "drop_null": lambda index, *counts: _drop_null(int(index), *(int(c) for c in counts)),
     "drop_null_pointer": lambda index, *counts: _drop_null(int(index), *(int(c) for c in counts),
                                                            pointer_only=True),

@@ -27,6 +27,14 @@ std::vector<char> compile_scale(std::string& log) {
     return image;
 }
 
+// Options built at run time as char *: NVRTC's const char * const * takes them, hipRTC's
+// const char ** takes them only through a cast.
+hiprtcResult compile_with(hiprtcProgram prog, std::vector<std::string>& flags) {
+    std::vector<char*> opts;
+    for (auto& f : flags) opts.push_back(&f[0]);
+    return hiprtcCompileProgram(prog, static_cast<int>(opts.size()), (const char **)(opts.data()));
+}
+
 hipError_t launch_scale(const std::vector<char>& image, hipDeviceptr_t x, float a) {
     hipModule_t module;  // the driver API runs what NVRTC compiled
     hipFunction_t fn;
