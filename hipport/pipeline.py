@@ -16,9 +16,12 @@ from hipport.files import is_source, unreadable_reason
 from hipport.kernels import scan as scan_kernels
 from hipport.results import FileResult, Ported, output_name
 from hipport.rules import all_rules
+from hipport.rules._syntax import own_field_names
+from hipport.rules.api_tables import table_words
 from hipport.rewrite.includes import RUNTIME_HEADER, rewrite_includes, runtime_include_edit
 from hipport.rewrite import shell
 from hipport.rewrite.launches import launch_edits
+from hipport.rewrite.members import member_edits
 from hipport.rewrite.names import cuda_looking_defines, rename_identifiers
 from hipport.rewrite.torch import torch_edits
 from hipport.source import Source
@@ -111,6 +114,7 @@ def port_source(data: bytes, rel: str, kind: str, settings: Settings,
         notes += [f"line {src.line_col(offset)[0]}: {text}" for offset, text in renamed_ids.notes]
         include_edits, included = rewrite_includes(lexed, mappings, _renamed_includes(lexed, rel, renamed))
         edits += include_edits
+        edits += member_edits(ctx, table_words(ctx), lambda: own_field_names(ctx))
         edits += torch_edits(lexed, settings.torch_hipify, edits)
         if settings.launch_syntax == "hip":
             launch, skipped = launch_edits(lexed)

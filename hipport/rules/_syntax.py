@@ -748,6 +748,18 @@ def declared_identifiers(ctx, type_node) -> list:
     return out
 
 
+def own_field_names(ctx) -> set[str]:
+    """The member names the file's own structs and classes declare (found once per file)."""
+    def compute(c):
+        out = set()
+        for decl in nodes(c, "field_declaration"):
+            for node in walk(decl):
+                if node.type == "field_identifier":
+                    out.add(text(node))
+        return out
+    return memo(ctx, "own_field_names", compute)
+
+
 def _same_span_above(node) -> set[int]:
     """The ids of the ancestors with `node`'s span: a short climb (a node's own span)."""
     ids, parent = set(), node.parent

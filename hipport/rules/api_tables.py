@@ -107,7 +107,7 @@ def identifier_uses(ctx, names) -> Iterator[tuple[int, int, str]]:
         yield tok.start, tok.end, tok.text.decode("ascii")
 
 
-def _table_words(ctx) -> list[str]:
+def table_words(ctx) -> list[str]:
     """The distinct candidate words of the file that the tables know (once per file)."""
     def compute(c):
         known = c.mappings.entries.keys()  # a view that tests membership in C, made once
@@ -121,7 +121,7 @@ def table_name_uses(ctx, wanted: Callable[[Mappings, str, Entry], bool]) -> list
     are chosen first, once per distinct word: most uses of table names are of names a rule
     has nothing to say about, and a use costs more to vet than a name."""
     mappings = ctx.mappings
-    names = mappings.wanted(wanted, _table_words(ctx))
+    names = mappings.wanted(wanted, table_words(ctx))
     entries = mappings.entries
     return [(s, e, n, entries[n]) for s, e, n in identifier_uses(ctx, names)] if names else []
 

@@ -1,8 +1,9 @@
 """unsupported-api: cudaDeviceProp fields that hipDeviceProp_t lacks at the target.
 
 The renamer leaves member names alone (`obj.cudaMalloc` is not CUDA's), so a field read of a
-device-properties struct keeps its CUDA name; this rule reports the ones HIP's struct does
-not have, from the data in mappings/structs/device_props.tsv.
+device-properties struct keeps its CUDA name (but for the two HIP spells with `Hip`, which
+rewrite/members.py renames); this rule reports the ones HIP's struct does not have at the
+target, from the data in mappings/structs/device_props.tsv.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ def _missing(target: tuple[int, int]):
         if not hip:
             found[field] = (f"`{field}`: {r['note']}",
                             "drop it for ROCm, or query hipDeviceGetAttribute where HIP has the attribute")
-        elif hip != field:
-            found[field] = (f"`{field}` is `{hip}` in hipDeviceProp_t{when}", f"read {hip} instead")
-        elif late:
-            found[field] = (f"`{field}`: hipDeviceProp_t has this field{when}",
+        elif late:  # (an earlier target's field spelled otherwise is renamed by the port)
+            spelled = "this field" if hip == field else f"it as `{hip}`"
+            found[field] = (f"`{field}`: hipDeviceProp_t has {spelled}{when}",
                             "target a newer HIP (--target-hip), or query hipDeviceGetAttribute "
                             "where the target has the attribute")
     if not found:
@@ -52,15 +52,17 @@ def device_property_not_in_hip(ctx):
     In files that use cudaDeviceProp, flags `.field` and `->field` reads of its fields that
     the target HIP's hipDeviceProp_t lacks: most of CUDA's newer fields (unifiedAddressing,
     asyncEngineCount, sharedMemPerBlockOptin, maxTexture1DLayered, uuid, ...) came to HIP
-    only with 6.0, a few have no HIP field at all (mpsEnabled, hostNumaId, ...), and two are
-    spelled with Hip (sparseHipArraySupported, deferredMappingHipArraySupported).
+    only with 6.0, a few have no HIP field at all (mpsEnabled, hostNumaId, ...). Two HIP
+    spells with Hip (sparseHipArraySupported, deferredMappingHipArraySupported): the port
+    renames those where the target has them, and they are reported only below that.
 
     A field name that a struct of the file's own also declares is not reported: the read
     may be of that struct.
 
     Why it matters on AMD GPUs:
-    The port renames cudaDeviceProp to hipDeviceProp_t but, rightly, no member names, so the
-    read stays as written and hipcc stops with "no member named ... in 'hipDeviceProp_t'".
+    The port renames cudaDeviceProp to hipDeviceProp_t but, rightly, not the members HIP has
+    no counterpart for, so the read stays as written and hipcc stops with "no member named
+    ... in 'hipDeviceProp_t'".
 
     Example:
     cudaDeviceProp prop;
@@ -68,7 +70,7 @@ def device_property_not_in_hip(ctx):
     if (prop.unifiedAddressing) { ... }
 
     Fix:
-    Target HIP 6.0 or later where it has the field, read HIP's spelling, or query
+    Target HIP 6.0 or later where it has the field, or query
     hipDeviceGetAttribute (hipDeviceAttributeUnifiedAddressing, ...) where the target has the
     attribute; drop what has no ROCm meaning.
     """
@@ -78,16 +80,7 @@ def device_property_not_in_hip(ctx):
     for m in reads:
         field = m.group(1).decode()
         if own is None:  # a struct of the file's own with a field so named may be the one read
-            own = _own_fields(ctx)
+            own = sx.own_field_names(ctx)
         if field not in own and sx.relevant(ctx, m.start(1)):
             message, suggestion = found[field]
             yield Hit(m.start(1), m.end(1), message, suggestion)
-
-
-def _own_fields(ctx) -> set[str]:
-    out = set()
-    for decl in sx.nodes(ctx, "field_declaration"):
-        for node in sx.walk(decl):
-            if node.type == "field_identifier":
-                out.add(sx.text(node))
-    return out
