@@ -167,6 +167,26 @@ def test_warp_intrinsics_by_target(code, new, old):
     assert port(code, "5.2") == old
 
 
+@pytest.mark.parametrize("code, new, old", [
+    ("cuGetErrorString(e, &s);", "hipDrvGetErrorString(e, &s);", "(*(&s) = hipGetErrorString(e), hipSuccess);"),
+    ("r = cuGetErrorName(e, &p->name);", "r = hipDrvGetErrorName(e, &p->name);",
+     "r = (*(&p->name) = hipGetErrorName(e), hipSuccess);"),
+    # An out-argument with an index is not copied: left for unsupported-api below 5.4.
+    ("cuGetErrorString(e, &tab[i]);", "hipDrvGetErrorString(e, &tab[i]);", "cuGetErrorString(e, &tab[i]);"),
+])
+def test_driver_error_strings_by_target(code, new, old):
+    assert port(code, "6.2") == new
+    assert port(code, "5.2") == old
+
+
+def test_unsupported_api_reports_only_the_error_string_calls_left():
+    code = b"#include <cuda.h>\nvoid f(CUresult e, const char** tab) {\n  const char* s;\n" \
+           b"  cuGetErrorString(e, &s);\n  cuGetErrorString(e, &tab[1]);\n}\n"
+    found = {t: [f.line for f in analyze(context_for(code, "f.cpp", "cpp", Settings(target_hip=t))) if f.rule == "HP501"]
+             for t in ((5, 2), (6, 2))}
+    assert found == {(5, 2): [5], (6, 2): []}
+
+
 def test_warp_rewrites_leave_notes():
     result = port_source(b"__global__ void k(int* x) { x[0] = __shfl_sync(0xffffffff, x[1], 0); }\n",
                          "k.cu", "cuda", Settings(target_hip=(6, 2))).result

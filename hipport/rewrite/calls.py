@@ -257,6 +257,34 @@ def kept_argument(spec: str, site: Site) -> int | None:
     return None
 
 
+# An out-argument the comma form below may copy: `&s`, `&p->s`, `out` (no index, which may hold
+# names the renamer edits).
+_PLAIN_OUT = regexes.compile(rb"&?\s*[A-Za-z_]\w*(?:\s*(?:\.|->)\s*[A-Za-z_]\w*)*\Z")
+
+
+def error_string_out(site: Site) -> Rewrite:
+    """cuGetErrorString(e, &s) and cuGetErrorName(e, &s): HIP has them as hipDrvGetErrorString
+    and hipDrvGetErrorName from 5.4; before, the runtime's hipGetErrorString(e) (one error type
+    for both APIs in HIP) returns the text, written through the pointer:
+    `(*(&s) = hipGetErrorString(e), hipSuccess)`, which C and C++ accept alike."""
+    if site.mapped:
+        return Rewrite(site.mapped)
+    args = site.call.args
+    out = _arg(site, 1) if len(args) == 2 else None
+    if out is None or not _PLAIN_OUT.match(out):
+        return Rewrite(site.cuda)
+    runtime = "hipGetErrorName" if site.cuda.endswith("Name") else "hipGetErrorString"
+    after = site.call.close + 1
+    return Rewrite(f"(*({out.decode('ascii')}) = {runtime}",
+                   [Edit(args[0][1], args[1][1], b"", "transform", site.cuda),
+                    Edit(after, after, b", hipSuccess)", "transform", "")])
+
+
+# The transforms that port a call where its row has no HIP name at the target (unsupported-api
+# leaves those calls alone).
+PORTS_BELOW_ITS_ROW = frozenset({"error_string_out"})
+
+
 def graph_instantiate_flags(site: Site) -> Rewrite:
     """CUDA 12's cudaGraphInstantiate(&exec, graph[, flags]) is hipGraphInstantiateWithFlags
     (HIP's hipGraphInstantiate keeps CUDA 11's five arguments, with no defaults)."""
@@ -326,6 +354,7 @@ UNTAG = "untag"
 # The transforms a table's `transform` cell names as they are.
 _NAMED: dict[str, Callable[[Site], Rewrite]] = {
     "event_create_flags": event_create_flags,
+    "error_string_out": error_string_out,
     "graph_instantiate_flags": graph_instantiate_flags,
     "ctx_create_params": ctx_create_params,
     "warp_sync": warp_sync,

@@ -21,6 +21,7 @@ from hipport import regexes
 from hipport.mappings import Entry, Mappings, parse_version
 from hipport.parse.declarations import certainly_declares, may_be_declarator, own_among
 from hipport.parse.lexer import Lexed
+from hipport.rewrite.calls import PORTS_BELOW_ITS_ROW, Site, parse_call, transform_for
 from hipport.rewrite.names import _context
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -339,7 +340,7 @@ def api_without_hip_equivalent(ctx):
         reason = ctx.mappings.unsupported_reason(name)
         if not reason and entry.risk == "unsupported-api":
             reason = entry.note.strip() or "the tables mark it unsupported"
-        if reason and not _device_runtime_call(ctx, start, entry):
+        if reason and not _device_runtime_call(ctx, start, entry) and not _ported_below_its_row(ctx, name, end):
             unsupported.append((start, end, name, entry, reason))
     own = declared_names(ctx, {u[2] for u in unsupported}) if unsupported else set()
     for start, end, name, entry, reason in unsupported:
@@ -356,6 +357,17 @@ def _maybe_unsupported(mappings: Mappings, name: str, entry: Entry) -> bool:
     are that category's rules')."""
     return (bool(mappings.unsupported_reason(name)) or entry.risk == "unsupported-api") \
         and deferred_category(name, entry) is None
+
+
+def _ported_below_its_row(ctx, name: str, end: int) -> bool:
+    """Whether the call of `name` is one its transform ports where the row has no HIP name at
+    the target (cuGetErrorString below HIP 5.4): asked of the transform itself."""
+    spec = ctx.mappings.transforms.get(name)
+    if spec not in PORTS_BELOW_ITS_ROW:
+        return False
+    call = parse_call(ctx.data, end)
+    return call is not None and transform_for(spec)(
+        Site(ctx.data, name, "", call, ctx.mappings.target_hip)).name != name
 
 
 def _unsupported_includes(ctx, target) -> Iterator[Hit]:
