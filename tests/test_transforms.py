@@ -11,7 +11,7 @@ from hipport.analysis import analyze, context_for
 from hipport.config import Settings
 from hipport.mappings import load
 from hipport.pipeline import port_source
-from hipport.rewrite.calls import NAMESPACE_ONLY, UNTAG, Site, kept_argument, parse_call, transform_for
+from hipport.rewrite.calls import NAMESPACE_ONLY, UNTAG, Site, kept_argument, parse_call, ports_unmapped, transform_for
 
 
 def port(code: str, target: str | None = None) -> str:
@@ -177,6 +177,14 @@ def test_warp_intrinsics_by_target(code, new, old):
 def test_driver_error_strings_by_target(code, new, old):
     assert port(code, "6.2") == new
     assert port(code, "5.2") == old
+
+
+def test_only_returned_through_ports_a_call_its_row_does_not_map():
+    assert ports_unmapped("returned_through(1, hipGetErrorString)")
+    assert not ports_unmapped("drop_null(3, 5)") and not ports_unmapped("function(0) + defaults(4, 0, 0)")
+    site = Site(b"f(e, &s)", "f", "", parse_call(b"f(e, &s)", 1), (5, 2))
+    assert transform_for("returned_through(1, g)")(site).name == "(*(&s) = g"
+    assert not transform_for("defaults(2, 0)")(site).edits  # the others leave it whole
 
 
 def test_unsupported_api_reports_only_the_error_string_calls_left():

@@ -180,8 +180,6 @@ def _void_pp(index: int) -> Callable[[Site], Rewrite]:
 
 _CXX_CAST = regexes.compile(rb"(?:reinterpret|static|const)_cast\s*<")
 _SPACES = regexes.compile(rb"\s+")
-
-
 _NAME = regexes.compile(rb"[A-Za-z_]\w*\Z")
 _STAR = rb"\s*\*\s*"  # no `const` after it: `const char *const *` does not convert to `const char **`
 
@@ -203,8 +201,8 @@ def _cast(index: int, ctype: str) -> Callable[[Site], Rewrite]:
     def transform(site: Site) -> Rewrite:
         text = _arg(site, index)
         if text is not None and _NAME.match(text) and stars and re.search(
-                rb"(?<!\w)" + declared_with + rb"(?:" + _STAR + re.escape(text) + rb"\b|\s*" + re.escape(text) + rb"\s*\[)",
-                site.data):
+                declared_with + rb"(?:" + _STAR + re.escape(text) + rb"\b|\s*" + re.escape(text) + rb"\s*\[)",
+                site.data):  # (begins with the type's literal, which is searched for in C)
             return Rewrite(_name(site))
         return _cast_argument(site, index, cast, skip)
 
@@ -262,27 +260,32 @@ def kept_argument(spec: str, site: Site) -> int | None:
 _PLAIN_OUT = regexes.compile(rb"&?\s*[A-Za-z_]\w*(?:\s*(?:\.|->)\s*[A-Za-z_]\w*)*\Z")
 
 
-def error_string_out(site: Site) -> Rewrite:
-    """cuGetErrorString(e, &s) and cuGetErrorName(e, &s): HIP has them as hipDrvGetErrorString
-    and hipDrvGetErrorName from 5.4; before, the runtime's hipGetErrorString(e) (one error type
-    for both APIs in HIP) returns the text, written through the pointer:
-    `(*(&s) = hipGetErrorString(e), hipSuccess)`, which C and C++ accept alike."""
-    if site.mapped:
-        return Rewrite(site.mapped)
-    args = site.call.args
-    out = _arg(site, 1) if len(args) == 2 else None
-    if out is None or not _PLAIN_OUT.match(out):
-        return Rewrite(site.cuda)
-    runtime = "hipGetErrorName" if site.cuda.endswith("Name") else "hipGetErrorString"
-    after = site.call.close + 1
-    return Rewrite(f"(*({out.decode('ascii')}) = {runtime}",
-                   [Edit(args[0][1], args[1][1], b"", "transform", site.cuda),
-                    Edit(after, after, b", hipSuccess)", "transform", "")])
+def _returned_through(index: int, function: str) -> Callable[[Site], Rewrite]:
+    """Where the row has no HIP name at the target, a call whose last argument `index` is an
+    out-pointer becomes `(*(out) = function(the other arguments), hipSuccess)`, which C and
+    C++ accept alike: cuGetErrorString(e, &s) below HIP 5.4, where the runtime's
+    hipGetErrorString(e) gives the same text (one error type for both APIs in HIP). Where the
+    row maps, the plain rename. The one parametrised transform that ports an unmapped call."""
+    def transform(site: Site) -> Rewrite:
+        if site.mapped:
+            return Rewrite(site.mapped)
+        args = site.call.args
+        out = _arg(site, index) if len(args) == index + 1 and index > 0 else None
+        if out is None or not _PLAIN_OUT.match(out):
+            return Rewrite(site.cuda)
+        after = site.call.close + 1
+        return Rewrite(f"(*({out.decode('ascii')}) = {function}",
+                       [Edit(args[index - 1][1], args[index][1], b"", "transform", site.cuda),
+                        Edit(after, after, b", hipSuccess)", "transform", "")])
+
+    transform.ports_unmapped = True
+    return transform
 
 
-# The transforms that port a call where its row has no HIP name at the target (unsupported-api
-# leaves those calls alone).
-PORTS_BELOW_ITS_ROW = frozenset({"error_string_out"})
+def ports_unmapped(spec: str) -> bool:
+    """Whether the cell `spec` may port a call where its row has no HIP name at the target
+    (unsupported-api then asks the transform before it reports the call)."""
+    return any(getattr(_one(part), "ports_unmapped", False) for part in spec.split("+"))
 
 
 def graph_instantiate_flags(site: Site) -> Rewrite:
@@ -354,7 +357,6 @@ UNTAG = "untag"
 # The transforms a table's `transform` cell names as they are.
 _NAMED: dict[str, Callable[[Site], Rewrite]] = {
     "event_create_flags": event_create_flags,
-    "error_string_out": error_string_out,
     "graph_instantiate_flags": graph_instantiate_flags,
     "ctx_create_params": ctx_create_params,
     "warp_sync": warp_sync,
@@ -363,13 +365,15 @@ _NAMED: dict[str, Callable[[Site], Rewrite]] = {
 }
 
 # The ones a cell parametrises: `defaults(2, 0)`, `symbol(1)`, `function(0)`, `void_pp(0)`,
-# `cast(2, const char **)`, `drop_null(3, 5)`, `drop_null_pointer(2, 4)`.
+# `cast(2, const char **)`, `returned_through(1, hipGetErrorString)`, `drop_null(3, 5)`,
+# `drop_null_pointer(2, 4)`.
 _FACTORIES: dict[str, Callable[..., Callable[[Site], Rewrite]]] = {
     "defaults": lambda count, *values: _defaults(int(count), *(v.encode("ascii") for v in values)),
     "symbol": lambda index: _symbol(int(index)),
     "function": lambda index: _function(int(index)),
     "void_pp": lambda index: _void_pp(int(index)),
     "cast": lambda index, ctype: _cast(int(index), ctype),
+    "returned_through": lambda index, function: _returned_through(int(index), function),
     "drop_null": lambda index, *counts: _drop_null(int(index), *(int(c) for c in counts)),
     "drop_null_pointer": lambda index, *counts: _drop_null(int(index), *(int(c) for c in counts),
                                                            pointer_only=True),
@@ -394,6 +398,9 @@ def _one(spec: str) -> Callable[[Site], Rewrite]:
         made = _FACTORIES[name](*(p.strip() for p in params.split(",")))
     except (TypeError, ValueError) as e:
         raise ValueError(f"bad arguments in transform {spec!r}: {e}") from None
+
+    if getattr(made, "ports_unmapped", False):
+        return made  # it decides itself what a call without the row's HIP name becomes
 
     def where_mapped(site: Site) -> Rewrite:
         # A call the target has no HIP name for is left whole (unsupported-api reports it):

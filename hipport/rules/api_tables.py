@@ -21,7 +21,7 @@ from hipport import regexes
 from hipport.mappings import Entry, Mappings, parse_version
 from hipport.parse.declarations import certainly_declares, may_be_declarator, own_among
 from hipport.parse.lexer import Lexed
-from hipport.rewrite.calls import PORTS_BELOW_ITS_ROW, Site, parse_call, transform_for
+from hipport.rewrite.calls import NAMESPACE_ONLY, UNTAG, Site, parse_call, ports_unmapped, transform_for
 from hipport.rewrite.names import _context
 from hipport.rules import Hit, rule
 from hipport.rules import _syntax as sx
@@ -363,7 +363,7 @@ def _ported_below_its_row(ctx, name: str, end: int) -> bool:
     """Whether the call of `name` is one its transform ports where the row has no HIP name at
     the target (cuGetErrorString below HIP 5.4): asked of the transform itself."""
     spec = ctx.mappings.transforms.get(name)
-    if spec not in PORTS_BELOW_ITS_ROW:
+    if not spec or spec in (NAMESPACE_ONLY, UNTAG) or not ports_unmapped(spec):
         return False
     call = parse_call(ctx.data, end)
     return call is not None and transform_for(spec)(
